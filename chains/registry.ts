@@ -1,0 +1,120 @@
+import { getAddress, zeroAddress, type Address } from "viem";
+
+/**
+ * The one chain and token registry. Everything chain-specific (ids, native coins,
+ * tokens, decimals, finality, which chains the price index covers) is read from here:
+ * ponder.config.ts, the API and the processors never list chains themselves.
+ */
+
+export type TokenKind = "native" | "stablecoin" | "token";
+
+export type TokenInfo = {
+  symbol: string;
+  decimals: number;
+  kind: TokenKind;
+  /** Well-known contract address; `undefined` where the spec leaves it to deployment (service chains, test tokens). */
+  address?: Address;
+  /** Symbol the on-chain oracle prices it under (USDT0 is priced as USDT). */
+  oracleSymbol: string;
+};
+
+export type ChainInfo = {
+  chainId: number;
+  name: string;
+  /** Ponder's chain key. */
+  key: string;
+  testnet: boolean;
+  /** Covered by the price index provider (spec: chains 1, 137, 56, 8453). */
+  priceIndexed: boolean;
+  /** Blocks after which Ponder treats a block as final. */
+  finalityBlocks: number;
+  native?: TokenInfo;
+  tokens: TokenInfo[];
+  /** Vault deposit addresses are offered on this chain. */
+  vaultActive: boolean;
+};
+
+const native = (symbol: string, oracleSymbol = symbol): TokenInfo => ({ symbol, decimals: 18, kind: "native", oracleSymbol });
+const stable = (symbol: string, decimals: number, address?: string, oracleSymbol = symbol): TokenInfo => ({
+  symbol,
+  decimals,
+  kind: "stablecoin",
+  address: address ? getAddress(address) : undefined,
+  oracleSymbol,
+});
+const token = (symbol: string, decimals: number, address?: string): TokenInfo => ({
+  symbol,
+  decimals,
+  kind: "token",
+  address: address ? getAddress(address) : undefined,
+  oracleSymbol: symbol,
+});
+
+/** Symbol of the service's own token (chain 1, 18 decimals). */
+export const SERVICE_TOKEN_SYMBOL = "CPAY";
+
+export const CHAINS: readonly ChainInfo[] = [
+  {
+    chainId: 1, name: "Ethereum", key: "ethereum", testnet: false, priceIndexed: true, finalityBlocks: 65, vaultActive: false,
+    native: native("ETH"),
+    tokens: [
+      stable("USDT", 6, "0xdAC17F958D2ee523a2206206994597C13D831ec7"),
+      stable("USDC", 6, "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"),
+      token(SERVICE_TOKEN_SYMBOL, 18),
+    ],
+  },
+  {
+    chainId: 137, name: "Polygon", key: "polygon", testnet: false, priceIndexed: true, finalityBlocks: 200, vaultActive: false,
+    native: native("MATIC"),
+    tokens: [
+      stable("USDT0", 6, "0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "USDT"),
+      stable("USDC", 6, "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359"),
+    ],
+  },
+  {
+    chainId: 56, name: "BNB Smart Chain", key: "bsc", testnet: false, priceIndexed: true, finalityBlocks: 30, vaultActive: false,
+    native: native("BNB"),
+    tokens: [
+      stable("USDT", 18, "0x55d398326f99059fF775485246999027B3197955"),
+      stable("USDC", 18, "0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d"),
+      token("XRP", 18, "0x1D2F0da169ceB9fC7B3144628dB156f3F6c60dBE"),
+      token("TRX", 6, "0xCE7de646e7208a4Ef112cb6ed5038FA6cC6b12e3"),
+    ],
+  },
+  {
+    chainId: 8453, name: "Base", key: "base", testnet: false, priceIndexed: true, finalityBlocks: 30, vaultActive: false,
+    native: native("ETH"),
+    tokens: [stable("USDC", 6, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")],
+  },
+  {
+    chainId: 42161, name: "Arbitrum One", key: "arbitrum", testnet: false, priceIndexed: false, finalityBlocks: 240, vaultActive: false,
+    native: native("ETH"),
+    tokens: [
+      stable("USDT", 6, "0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9"),
+      stable("USDC", 6, "0xaf88d065e77c8cC2239327C5EDb3A432268e5831"),
+    ],
+  },
+  {
+    chainId: 777178, name: "Service Chain", key: "service", testnet: false, priceIndexed: false, finalityBlocks: 30, vaultActive: false,
+    tokens: [stable("USDT", 6), stable("USDC", 6)],
+  },
+  {
+    chainId: 11155111, name: "Sepolia", key: "sepolia", testnet: true, priceIndexed: false, finalityBlocks: 30, vaultActive: true,
+    native: native("ETH"),
+    tokens: [stable("USDT", 6), stable("USDC", 6, "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238")],
+  },
+  {
+    chainId: 777177, name: "Service Chain Testnet", key: "serviceTestnet", testnet: true, priceIndexed: false, finalityBlocks: 30, vaultActive: true,
+    tokens: [stable("USDT", 6), stable("USDC", 6)],
+  },
+];
+
+export const SUPPORTED_CHAIN_IDS = CHAINS.map((c) => c.chainId);
+
+export function chainInfo(chainId: number): ChainInfo | undefined {
+  return CHAINS.find((c) => c.chainId === chainId);
+}
+
+export function isNativeToken(address: string): boolean {
+  return address.toLowerCase() === zeroAddress;
+}

@@ -1,0 +1,77 @@
+import fs from "node:fs";
+import { getAddress, type Address } from "viem";
+import { CHAINS, type ChainInfo, type TokenInfo } from "./registry.js";
+
+/** Contracts deployed by the local stack (or by an operator), written as JSON and named by DEPLOYMENTS_FILE. */
+export type ChainDeployment = {
+  chainId: number;
+  factory: Address;
+  implementation?: Address;
+  oracle?: Address;
+  /** symbol -> address of tokens deployed for this chain (test tokens on Anvil). */
+  tokens: Record<string, Address>;
+  startBlock: number;
+};
+export type Deployments = { chains: Record<string, ChainDeployment> };
+
+export type ActiveToken = TokenInfo & { address: Address };
+export type ActiveChain = Omit<ChainInfo, "tokens"> & {
+  rpcUrl: string;
+  factory?: Address;
+  implementation?: Address;
+  oracle?: Address;
+  startBlock: number;
+  tokens: ActiveToken[];
+};
+
+type Env = Record<string, string | undefined>;
+
+export function readDeployments(env: Env = process.env): Deployments {
+  const file = env.DEPLOYMENTS_FILE;
+  if (!file || !fs.existsSync(file)) return { chains: {} };
+  return JSON.parse(fs.readFileSync(file, "utf8")) as Deployments;
+}
+
+const addr = (v: string | undefined) => (v ? getAddress(v) : undefined);
+
+/**
+ * The chains this process works with: every registry chain that has RPC_URL_<chainId>.
+ * Addresses come from the environment first (production), then from the deployments file
+ * (local Anvil stack), then from the registry's well-known addresses.
+ */
+export function activeChains(env: Env = process.env): ActiveChain[] {
+  const deployments = readDeployments(env);
+  const out: ActiveChain[] = [];
+  for (const chain of CHAINS) {
+    const rpcUrl = env[`RPC_URL_${chain.chainId}`];
+    if (!rpcUrl) continue;
+    const dep = deployments.chains[String(chain.chainId)];
+    const tokens: ActiveToken[] = [];
+    for (const t of chain.tokens) {
+      const address = addr(env[`TOKEN_ADDRESS_${chain.chainId}_${t.symbol}`]) ?? addr(dep?.tokens[t.symbol]) ?? t.address;
+      if (address) tokens.push({ ...t, address });
+    }
+    out.push({
+      ...chain,
+      rpcUrl,
+      factory: addr(env[`FACTORY_ADDRESS_${chain.chainId}`]) ?? dep?.factory,
+      implementation: addr(env[`FACTORY_IMPLEMENTATION_${chain.chainId}`]) ?? dep?.implementation,
+      oracle: addr(env[`ORACLE_ADDRESS_${chain.chainId}`]) ?? dep?.oracle,
+      startBlock: Number(env[`START_BLOCK_${chain.chainId}`] ?? dep?.startBlock ?? 0),
+      tokens,
+    });
+  }
+  return out;
+}
+
+export function activeChain(chainId: number, env: Env = process.env): ActiveChain | undefined {
+  return activeChains(env).find((c) => c.chainId === chainId);
+}
+
+/** The token of a chain by address (case-insensitive), native included. */
+export function findToken(chain: ActiveChain, address: string): ActiveToken | undefined {
+  const a = address.toLowerCase();
+  if (a === "0x0000000000000000000000000000000000000000" && chain.native)
+    return { ...chain.native, address: "0x0000000000000000000000000000000000000000" };
+  return chain.tokens.find((t) => t.address.toLowerCase() === a);
+}

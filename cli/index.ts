@@ -1,0 +1,95 @@
+import { parseArgs } from "node:util";
+import { eq, and, isNull } from "drizzle-orm";
+import { createDb } from "../db/client.js";
+import { migrate } from "../db/migrate.js";
+import { terminals } from "../db/schema.js";
+import { createApiKey, createMerchant, createTerminal, listMerchants, type MerchantType } from "../lib/merchants.js";
+import { readStackInfo } from "../local/stack-info.js";
+
+const USAGE = `Usage: npm run cli -- <command> [options]
+
+  merchant create --name <name> [--email <e>] [--password <p>] [--type direct|member|partner] [--fee-bps <25-100>]
+  merchant list
+  apikey create --merchant <merchantId> [--name <label>]
+  terminal create --merchant <merchantId> --code <CODE> --name <display name>
+  terminal list --merchant <merchantId>
+  terminal delete --merchant <merchantId> --code <CODE>
+
+DATABASE_URL (and APP_SCHEMA) select the database; without it, the running local stack's database is used.`;
+
+async function main() {
+  const [group, action, ...rest] = process.argv.slice(2);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: "string" },
+      email: { type: "string" },
+      password: { type: "string" },
+      type: { type: "string" },
+      "fee-bps": { type: "string" },
+      merchant: { type: "string" },
+      code: { type: "string" },
+      json: { type: "boolean" },
+    },
+  });
+  const url = process.env.DATABASE_URL ?? readStackInfo()?.databaseUrl;
+  if (!group || !action) return fail(USAGE);
+  if (!url) return fail("DATABASE_URL is not set and no local stack is running (npm start).");
+  const db = createDb({ url });
+  try {
+    await migrate(db);
+    const out = await run(db, group, action, values);
+    console.log(JSON.stringify(out, null, 2));
+  } finally {
+    await db.close();
+  }
+}
+
+const need = (v: string | undefined, flag: string) => {
+  if (!v) throw new UsageError(`--${flag} is required`);
+  return v;
+};
+class UsageError extends Error {}
+
+async function run(db: ReturnType<typeof createDb>, group: string, action: string, v: Record<string, string | boolean | undefined>) {
+  const s = (k: string) => v[k] as string | undefined;
+  switch (`${group} ${action}`) {
+    case "merchant create":
+      return createMerchant(db, {
+        name: need(s("name"), "name"),
+        email: s("email"),
+        password: s("password"),
+        type: s("type") as MerchantType | undefined,
+        platformFeeBps: s("fee-bps") ? Number(s("fee-bps")) : undefined,
+      }).then(({ passwordHash, ...m }) => m);
+    case "merchant list":
+      return (await listMerchants(db)).map(({ passwordHash, ...m }) => m);
+    case "apikey create": {
+      const k = await createApiKey(db, need(s("merchant"), "merchant"), s("name"));
+      return { id: k.id, merchantId: k.merchantId, name: k.name, apiKey: k.key, note: "shown once; store it now" };
+    }
+    case "terminal create":
+      return createTerminal(db, need(s("merchant"), "merchant"), need(s("code"), "code"), need(s("name"), "name"));
+    case "terminal list":
+      return db.orm.select().from(terminals).where(and(eq(terminals.merchantId, need(s("merchant"), "merchant")), isNull(terminals.deletedAt)));
+    case "terminal delete":
+      return db.orm
+        .update(terminals)
+        .set({ deletedAt: new Date() })
+        .where(and(eq(terminals.merchantId, need(s("merchant"), "merchant")), eq(terminals.code, need(s("code"), "code")), isNull(terminals.deletedAt)))
+        .returning();
+    default:
+      throw new UsageError(USAGE);
+  }
+}
+
+function fail(msg: string): never {
+  console.error(msg);
+  process.exit(2);
+}
+
+main().catch((e) => {
+  if (e instanceof UsageError) fail(e.message);
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

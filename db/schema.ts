@@ -1,0 +1,264 @@
+import { sql } from "drizzle-orm";
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+// The service's own tables. They carry no schema name: connections set search_path to
+// APP_SCHEMA (default `app`), so each test file can work in a schema of its own.
+// Money columns are numeric(78,0) in smallest units (read as strings, handled as bigint).
+
+const units = (name: string) => numeric(name, { precision: 78, scale: 0 });
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+export const merchants = pgTable("merchants", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  name: text("name").notNull(),
+  email: text("email").unique(),
+  /** scrypt hash for dashboard login; null = no dashboard login. */
+  passwordHash: text("password_hash"),
+  /** `direct` (1%), `member` (0%, no promotion) or `partner` (custom 0.25-1%). */
+  merchantType: text("merchant_type").notNull().default("direct"),
+  platformFeeBps: integer("platform_fee_bps").notNull().default(100),
+  /** Completed transactions that used the free-fee promotion (max 30). */
+  promoUsed: integer("promo_used").notNull().default(0),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    name: text("name").notNull().default("default"),
+    /** First characters, shown to tell keys apart. */
+    prefix: text("prefix").notNull(),
+    /** SHA-256 hex of the whole key; the key itself is never stored. */
+    keyHash: text("key_hash").notNull().unique(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    lastUsedAt: ts("last_used_at"),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [index("api_keys_merchant_idx").on(t.merchantId)],
+);
+
+export const sessions = pgTable("sessions", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+  tokenHash: text("token_hash").notNull().unique(),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  expiresAt: ts("expires_at").notNull(),
+});
+
+export const terminals = pgTable(
+  "terminals",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    code: text("code").notNull(),
+    name: text("name").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    deletedAt: ts("deleted_at"),
+  },
+  (t) => [uniqueIndex("terminals_merchant_code_idx").on(t.merchantId, t.code).where(sql`deleted_at is null`)],
+);
+
+export const payments = pgTable(
+  "payments",
+  {
+    id: uuid("id").primaryKey(),
+    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    orderId: text("order_id").notNull(),
+    description: text("description"),
+    status: text("status").notNull().default("pending"),
+    chainId: integer("chain_id").notNull(),
+    tokenAddress: text("token_address").notNull(),
+    tokenSymbol: text("token_symbol").notNull(),
+    tokenDecimals: integer("token_decimals").notNull(),
+    /** Requested amount, smallest units. */
+    amountUnits: units("amount_units").notNull(),
+    /** What the payer must send: the amount, plus the fees in payer-covers-fee mode. */
+    dueUnits: units("due_units").notNull(),
+    merchantAddress: text("merchant_address").notNull(),
+    recipientAddress: text("recipient_address").notNull(),
+    salt: text("salt").notNull(),
+    redirectUrl: text("redirect_url"),
+    blockConfirmations: integer("block_confirmations").notNull().default(1),
+    gasless: boolean("gasless").notNull().default(false),
+    payerCoversFee: boolean("payer_covers_fee").notNull().default(false),
+    customPriceUsd: text("custom_price_usd"),
+    priceUsd: text("price_usd"),
+    priceSource: text("price_source").notNull(),
+    platformFeeBps: integer("platform_fee_bps").notNull(),
+    promoApplied: boolean("promo_applied").notNull().default(false),
+    platformFeeUnits: units("platform_fee_units").notNull().default("0"),
+    gasFeeUnits: units("gas_fee_units").notNull().default("0"),
+    processingFeeUnits: units("processing_fee_units").notNull().default("0"),
+    /** Fees charged to the Gas Tank, in USDT micro-units (6 decimals), in Gas Tank mode. */
+    gasTankFeeMicros: units("gas_tank_fee_micros").notNull().default("0"),
+    receivedUnits: units("received_units").notNull().default("0"),
+    overpaymentUnits: units("overpayment_units").notNull().default("0"),
+    paymentTxHash: text("payment_tx_hash"),
+    paymentBlockNumber: numeric("payment_block_number", { precision: 78, scale: 0 }),
+    settlementTxHash: text("settlement_tx_hash"),
+    settledUnits: units("settled_units"),
+    withdrawnUnits: units("withdrawn_units"),
+    withdrawalTxHash: text("withdrawal_tx_hash"),
+    failureReason: text("failure_reason"),
+    terminalId: uuid("terminal_id").references(() => terminals.id),
+    expiresAt: ts("expires_at").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    paidAt: ts("paid_at"),
+    completedAt: ts("completed_at"),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("payments_merchant_created_idx").on(t.merchantId, t.createdAt.desc(), t.id.desc()),
+    index("payments_status_idx").on(t.status),
+    index("payments_order_idx").on(t.merchantId, t.orderId),
+    uniqueIndex("payments_recipient_idx").on(t.chainId, t.recipientAddress),
+  ],
+);
+
+/** Every state transition, for audit and for crash-safe replays. */
+export const paymentEvents = pgTable(
+  "payment_events",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    paymentId: uuid("payment_id").notNull().references(() => payments.id),
+    fromStatus: text("from_status"),
+    toStatus: text("to_status").notNull(),
+    reason: text("reason"),
+    data: jsonb("data"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("payment_events_payment_idx").on(t.paymentId)],
+);
+
+/** Gas Tank ledger: USDT micro-units (6 decimals), signed. `reference` makes every entry idempotent. */
+export const ledgerEntries = pgTable(
+  "ledger_entries",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    kind: text("kind").notNull(), // gas_tank_deposit | settlement_fee | adjustment
+    amountMicros: numeric("amount_micros", { precision: 78, scale: 0 }).notNull(),
+    paymentId: uuid("payment_id").references(() => payments.id),
+    chainId: integer("chain_id"),
+    reference: text("reference").notNull().unique(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("ledger_merchant_idx").on(t.merchantId)],
+);
+
+/** On-chain sweep transactions sent by the settler: written (signed) before broadcast so a crash never forgets one. */
+export const settlements = pgTable(
+  "settlements",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    chainId: integer("chain_id").notNull(),
+    signer: text("signer").notNull(),
+    nonce: integer("nonce").notNull(),
+    txHash: text("tx_hash").notNull().unique(),
+    rawTx: text("raw_tx").notNull(),
+    paymentIds: uuid("payment_ids").array().notNull(),
+    status: text("status").notNull().default("signed"), // signed | sent | mined | reverted | replaced
+    gasUsed: numeric("gas_used", { precision: 78, scale: 0 }),
+    effectiveGasPrice: numeric("effective_gas_price", { precision: 78, scale: 0 }),
+    blockNumber: numeric("block_number", { precision: 78, scale: 0 }),
+    error: text("error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("settlements_signer_nonce_idx").on(t.chainId, t.signer, t.nonce), index("settlements_status_idx").on(t.status)],
+);
+
+export const webhookConfigs = pgTable("webhook_configs", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  merchantId: uuid("merchant_id").notNull().unique().references(() => merchants.id),
+  url: text("url").notNull(),
+  events: text("events").array().notNull(),
+  isActive: boolean("is_active").notNull().default(true),
+  /** `whsec_…`; null for legacy webhooks, which sign with the API key. */
+  secret: text("secret"),
+  /** Legacy webhooks: SHA-256 of nothing is useless, so the legacy signing key is kept encrypted-at-rest by the operator's database. */
+  legacyApiKey: text("legacy_api_key"),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/** Outbox: one row per event to deliver, written in the transaction of the state change that causes it. */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    /** `payment` (X-Signature) or `vault` (X-Webhook-Signature). */
+    kind: text("kind").notNull().default("payment"),
+    event: text("event").notNull(),
+    paymentId: uuid("payment_id"),
+    depositId: text("deposit_id"),
+    /** Idempotency: one delivery per (event, subject, cause). */
+    dedupeKey: text("dedupe_key").notNull().unique(),
+    payload: jsonb("payload").notNull(),
+    status: text("status").notNull().default("pending"), // pending | success | failed
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
+    lockedUntil: ts("locked_until"),
+    lastHttpStatus: integer("last_http_status"),
+    lastResponse: text("last_response"),
+    lastError: text("last_error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    deliveredAt: ts("delivered_at"),
+  },
+  (t) => [
+    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    index("webhook_deliveries_merchant_idx").on(t.merchantId, t.createdAt.desc()),
+  ],
+);
+
+/** One row per HTTP attempt: the delivery log. */
+export const webhookAttempts = pgTable(
+  "webhook_attempts",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    deliveryId: uuid("delivery_id").notNull().references(() => webhookDeliveries.id),
+    attempt: integer("attempt").notNull(),
+    url: text("url").notNull(),
+    httpStatus: integer("http_status"),
+    response: text("response"),
+    error: text("error"),
+    durationMs: integer("duration_ms"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId)],
+);
+
+/** Key/value state of processors (last scanned block per chain, etc.). */
+export const processorState = pgTable("processor_state", {
+  key: text("key").primaryKey(),
+  value: jsonb("value").notNull(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/** Each merchant's Gas Tank deposit address per chain (a counterfactual wallet paying the treasury). */
+export const gasTankAddresses = pgTable(
+  "gas_tank_addresses",
+  {
+    chainId: integer("chain_id").notNull(),
+    address: text("address").notNull(),
+    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    salt: text("salt").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("gas_tank_addresses_chain_address_idx").on(t.chainId, t.address), uniqueIndex("gas_tank_addresses_merchant_chain_idx").on(t.merchantId, t.chainId)],
+);

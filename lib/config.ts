@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+// All settings come from the environment; documented in README.md ("Configuration").
+const schema = z.object({
+  NODE_ENV: z.string().default("development"),
+  PORT: z.coerce.number().int().default(3000),
+  HOST: z.string().default("127.0.0.1"),
+  DATABASE_URL: z.string().optional(),
+  APP_SCHEMA: z.string().default("app"),
+  PONDER_VIEWS_SCHEMA: z.string().default("chain"),
+  /** Public address of the API, ends in /api. */
+  BASE_URL: z.string().optional(),
+  /** Where the payer page lives: `{APP_URL}/pay/<paymentId>`. */
+  APP_URL: z.string().optional(),
+  /** HMAC key of redirect hashes. Required in production. */
+  HASH_SECRET: z.string().default("dev-only-hash-secret-change-me"),
+  /** Private key that may trigger sweeps on the factory (one signer for every chain). */
+  SETTLER_PRIVATE_KEY: z.string().optional(),
+  /** Receives platform fees; must be allow-listed on the factory. */
+  FEE_RECIPIENT: z.string().optional(),
+  /** Payout of Gas Tank deposit wallets (the service treasury). */
+  TREASURY_ADDRESS: z.string().optional(),
+  /** Base URL of the price index provider's HTTP API. */
+  PRICE_API_URL: z.string().optional(),
+  PRICE_API_KEY: z.string().optional(),
+  /** Allow webhook URLs on loopback/private addresses (development and tests only). */
+  WEBHOOK_ALLOW_PRIVATE: z
+    .string()
+    .optional()
+    .transform((v) => v === "1" || v === "true"),
+});
+
+export type Config = z.infer<typeof schema> & { baseUrl: string; appUrl: string };
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const c = schema.parse(env);
+  const baseUrl = c.BASE_URL ?? `http://${c.HOST}:${c.PORT}/api`;
+  const appUrl = c.APP_URL ?? baseUrl.replace(/\/api$/, "");
+  if (c.NODE_ENV === "production" && c.HASH_SECRET === "dev-only-hash-secret-change-me")
+    throw new Error("HASH_SECRET must be set in production");
+  return { ...c, baseUrl, appUrl };
+}

@@ -1,0 +1,63 @@
+import { createPublicClient, createWalletClient, getContractAddress, http, parseUnits, type Address, type Hex, type Abi } from "viem";
+import { priceOracleAbi, priceOracleBytecode } from "../abis/PriceOracle.js";
+import { testTokenAbi, testTokenBytecode } from "../abis/TestToken.js";
+import { tetherTokenAbi, tetherTokenBytecode } from "../abis/TetherToken.js";
+import { walletFactoryAbi, walletFactoryBytecode } from "../abis/WalletFactory.js";
+import { chainInfo, SERVICE_TOKEN_SYMBOL } from "../chains/registry.js";
+import type { ChainDeployment } from "../chains/runtime.js";
+import { LOCAL_ROLES } from "./accounts.js";
+
+/** USD prices the local oracle starts with (18 decimals on chain). */
+export const LOCAL_PRICES: Record<string, string> = {
+  ETH: "3000", BNB: "600", MATIC: "0.5", USDT: "1", USDC: "1", XRP: "0.5", TRX: "0.25", [SERVICE_TOKEN_SYMBOL]: "0.05",
+};
+
+/**
+ * Deploys the factory, oracle and the chain's registry tokens on a fresh local chain.
+ * Addresses are deterministic: they follow from the deployer's nonces on a fresh chain.
+ */
+export async function deployLocalChain(opts: { chainId: number; rpcUrl: string; extraTokens?: { symbol: string; decimals: number }[] }): Promise<ChainDeployment> {
+  const info = chainInfo(opts.chainId);
+  if (!info) throw new Error(`chain ${opts.chainId} is not in the registry`);
+  const transport = http(opts.rpcUrl);
+  const chain = { id: opts.chainId, name: info.name, nativeCurrency: { name: "ETH", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [opts.rpcUrl] } } };
+  const pub = createPublicClient({ chain, transport });
+  const wallet = createWalletClient({ chain, transport, account: LOCAL_ROLES.deployer });
+
+  // Every transaction is sent at once with explicit nonces (addresses follow from them), then
+  // awaited together: a few blocks whatever the chain's block time.
+  let nonce = await pub.getTransactionCount({ address: LOCAL_ROLES.deployer.address, blockTag: "pending" });
+  const sent: { what: string; hash: Hex }[] = [];
+  const deploy = async (what: string, abi: Abi, bytecode: Hex, args: unknown[]): Promise<Address> => {
+    const n = nonce++;
+    sent.push({ what, hash: await wallet.deployContract({ abi, bytecode, args, nonce: n, gas: 8_000_000n } as any) });
+    return getContractAddress({ from: LOCAL_ROLES.deployer.address, nonce: BigInt(n) });
+  };
+  const write = async (what: string, address: Address, abi: Abi, functionName: string, args: unknown[]) => {
+    sent.push({ what, hash: await wallet.writeContract({ address, abi, functionName, args, nonce: nonce++, gas: 1_000_000n } as any) });
+  };
+
+  const factory = await deploy("WalletFactory", walletFactoryAbi as Abi, walletFactoryBytecode, [LOCAL_ROLES.deployer.address, LOCAL_ROLES.settler.address]);
+  const oracle = await deploy("PriceOracle", priceOracleAbi as Abi, priceOracleBytecode, [LOCAL_ROLES.deployer.address]);
+  const tokens: Record<string, Address> = {};
+  for (const t of [...info.tokens, ...(opts.extraTokens ?? [])]) {
+    // USDT is the token whose transfer returns no bool on chain 1: the local one behaves the same.
+    tokens[t.symbol] =
+      t.symbol === "USDT"
+        ? await deploy(t.symbol, tetherTokenAbi as Abi, tetherTokenBytecode, [`Tether USD (local ${opts.chainId})`, t.symbol, t.decimals])
+        : await deploy(t.symbol, testTokenAbi as Abi, testTokenBytecode, [`${t.symbol} (local ${opts.chainId})`, t.symbol, t.decimals]);
+  }
+  await write("setFeeRecipient", factory, walletFactoryAbi as Abi, "setFeeRecipient", [LOCAL_ROLES.treasury.address, true]);
+  const symbols = Object.keys(LOCAL_PRICES);
+  await write("setPrices", oracle, priceOracleAbi as Abi, "setPrices", [symbols, symbols.map((s) => parseUnits(LOCAL_PRICES[s]!, 18))]);
+  for (const { what, hash } of sent) {
+    const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    if (receipt.status !== "success") throw new Error(`local deployment: ${what} reverted`);
+  }
+  let implementation: Address | undefined;
+  if ((walletFactoryAbi as Abi).some((x) => x.type === "function" && x.name === "implementation")) {
+    implementation = (await pub.readContract({ address: factory, abi: walletFactoryAbi as Abi, functionName: "implementation" })) as Address;
+  }
+  const startBlock = Number(await pub.getBlockNumber());
+  return { chainId: opts.chainId, factory, implementation, oracle, tokens, startBlock };
+}

@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { freePort } from "./ports.js";
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+
+export type PonderProcess = { url: string; port: number; schema: string; process: ChildProcess; waitReady(timeoutMs?: number): Promise<void>; stop(): Promise<void> };
+
+/**
+ * A Ponder schema can only be reused by the same build (config + indexing code + chains), so
+ * the schema name is derived from all of those; `chainKey` should tell fresh chains apart.
+ */
+export function ponderSchemaName(chainKey: string): string {
+  const h = createHash("sha256");
+  for (const f of ["ponder.config.ts", "ponder.schema.ts", "src/index.ts", "src/api/index.ts", "package-lock.json"]) {
+    const p = path.join(ROOT, f);
+    if (fs.existsSync(p)) h.update(fs.readFileSync(p));
+  }
+  h.update(chainKey);
+  return `ponder_${h.digest("hex").slice(0, 12)}`;
+}
+
+export async function startPonder(opts: {
+  env: Record<string, string | undefined>;
+  schema: string;
+  viewsSchema: string;
+  port?: number;
+  logFile?: string;
+}): Promise<PonderProcess> {
+  const port = opts.port ?? (await freePort());
+  const bin = path.join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
+  const out = opts.logFile ? fs.openSync(opts.logFile, "a") : "inherit";
+  const child = spawn(
+    process.execPath,
+    [bin, "start", "--schema", opts.schema, "--views-schema", opts.viewsSchema, "--port", String(port), "--hostname", "127.0.0.1"],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...opts.env, PONDER_TELEMETRY_DISABLED: "true", PONDER_LOG_LEVEL: process.env.PONDER_LOG_LEVEL ?? "warn", NODE_ENV: "production" },
+      stdio: ["ignore", out, out],
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    port,
+    schema: opts.schema,
+    process: child,
+    async waitReady(timeoutMs = 120_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (child.exitCode !== null) throw new Error(`ponder exited with code ${child.exitCode}${opts.logFile ? ` (see ${opts.logFile})` : ""}`);
+        const res = await fetch(`${url}/ready`).catch(() => null);
+        if (res?.status === 200) return;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error(`ponder not ready after ${timeoutMs} ms`);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+        setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
+      }),
+  };
+}

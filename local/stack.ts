@@ -1,0 +1,117 @@
+import fs from "node:fs";
+import path from "node:path";
+import { createPublicClient, http } from "viem";
+import type { Deployments } from "../chains/runtime.js";
+import { LOCAL_ROLES, ANVIL_KEYS } from "./accounts.js";
+import { startAnvil, type Anvil } from "./anvil.js";
+import { deployLocalChain } from "./deploy.js";
+import { startPonder, ponderSchemaName, type PonderProcess } from "./ponder.js";
+import { startEmbeddedPostgres, type LocalPostgres } from "./postgres.js";
+
+export type StackOptions = {
+  dataDir: string;
+  /** Wipe the data dir first (tests). */
+  fresh?: boolean;
+  /** Local chain ids to run on Anvil (default 137 and 777177). */
+  chainIds?: number[];
+  /** Interval mining, seconds (fractions allowed). */
+  blockTime?: number;
+  /** Use this Postgres instead of the embedded one. */
+  databaseUrl?: string;
+  /** Keep chain and database state across restarts (dev stack). */
+  persistent?: boolean;
+  ponder?: boolean;
+  viewsSchema?: string;
+  log?: (msg: string) => void;
+};
+
+export type Stack = {
+  databaseUrl: string;
+  chains: { chainId: number; rpcUrl: string }[];
+  deployments: Deployments;
+  /** Environment for the service (API, processors, Ponder, CLI) to talk to this stack. */
+  env: Record<string, string>;
+  ponder?: PonderProcess;
+  stop(): Promise<void>;
+};
+
+/** Starts Postgres (or uses databaseUrl), one Anvil per chain id, deploys contracts, and Ponder. */
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const log = opts.log ?? (() => {});
+  const dataDir = path.resolve(opts.dataDir);
+  if (opts.fresh) fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.mkdirSync(dataDir, { recursive: true });
+  const chainIds = opts.chainIds ?? [137, 777177];
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => {});
+  };
+  try {
+    let pg: LocalPostgres | undefined;
+    let databaseUrl = opts.databaseUrl;
+    if (!databaseUrl) {
+      pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "postgres"), persistent: opts.persistent ?? false });
+      stops.push(() => pg!.stop());
+      databaseUrl = pg.url;
+      log(`postgres    ${databaseUrl}`);
+    }
+
+    const deploymentsFile = path.join(dataDir, "deployments.json");
+    const previous: Deployments = fs.existsSync(deploymentsFile) ? JSON.parse(fs.readFileSync(deploymentsFile, "utf8")) : { chains: {} };
+    const deployments: Deployments = { chains: {} };
+    const anvils: Anvil[] = [];
+    for (const chainId of chainIds) {
+      const forkUrl = process.env[`ANVIL_FORK_URL_${chainId}`];
+      const anvil = await startAnvil({
+        chainId,
+        blockTime: opts.blockTime ?? 1,
+        forkUrl,
+        stateFile: opts.persistent ? path.join(dataDir, `anvil-${chainId}.json`) : undefined,
+      });
+      anvils.push(anvil);
+      stops.push(() => anvil.stop());
+      const pub = createPublicClient({ transport: http(anvil.rpcUrl) });
+      const prev = previous.chains[String(chainId)];
+      const kept = prev && (await pub.getCode({ address: prev.factory }))?.length ? prev : undefined;
+      deployments.chains[String(chainId)] = kept ?? (await deployLocalChain({ chainId, rpcUrl: anvil.rpcUrl }));
+      log(`chain ${String(chainId).padEnd(6)}${anvil.rpcUrl}${forkUrl ? ` (fork of ${forkUrl})` : ""}${kept ? " (state kept)" : ""}`);
+    }
+    fs.writeFileSync(deploymentsFile, JSON.stringify(deployments, null, 2));
+
+    const env: Record<string, string> = {
+      DATABASE_URL: databaseUrl,
+      DEPLOYMENTS_FILE: deploymentsFile,
+      LOCAL_CHAINS: chainIds.join(","),
+      PONDER_VIEWS_SCHEMA: opts.viewsSchema ?? "chain",
+      SETTLER_PRIVATE_KEY: ANVIL_KEYS[1],
+      FEE_RECIPIENT: LOCAL_ROLES.treasury.address,
+      TREASURY_ADDRESS: LOCAL_ROLES.treasury.address,
+    };
+    for (const a of anvils) env[`RPC_URL_${a.chainId}`] = a.rpcUrl;
+
+    let ponder: PonderProcess | undefined;
+    if (opts.ponder !== false) {
+      // A fresh chain needs a fresh Ponder schema: the deployment block's hash tells chains apart.
+      const chainKey = (
+        await Promise.all(
+          anvils.map(async (a) => {
+            const b = await createPublicClient({ transport: http(a.rpcUrl) }).getBlock({ blockNumber: BigInt(deployments.chains[String(a.chainId)]!.startBlock) });
+            return `${a.chainId}:${b.hash}`;
+          }),
+        )
+      ).join(",");
+      ponder = await startPonder({
+        env,
+        schema: ponderSchemaName(chainKey + JSON.stringify(deployments)),
+        viewsSchema: env.PONDER_VIEWS_SCHEMA!,
+        logFile: path.join(dataDir, "ponder.log"),
+      });
+      stops.push(() => ponder!.stop());
+      log(`indexer     ${ponder.url} (schema ${ponder.schema}, views ${env.PONDER_VIEWS_SCHEMA}; log ${path.join(dataDir, "ponder.log")})`);
+    }
+    return { databaseUrl, chains: anvils.map((a) => ({ chainId: a.chainId, rpcUrl: a.rpcUrl })), deployments, env, ponder, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}

@@ -1,0 +1,38 @@
+import { createConfig } from "ponder";
+import { erc20Abi } from "viem";
+import { walletFactoryAbi } from "./abis/WalletFactory";
+import { activeChains } from "./chains/runtime";
+
+// Generated from the chain registry: a chain is indexed when RPC_URL_<chainId> is set.
+const chains = activeChains();
+const local = process.env.LOCAL_CHAINS?.split(",").map(Number) ?? [];
+
+export default createConfig({
+  ordering: "multichain",
+  database: process.env.DATABASE_URL ? { kind: "postgres", connectionString: process.env.DATABASE_URL } : undefined,
+  chains: Object.fromEntries(
+    chains.map((c) => [
+      c.key,
+      {
+        id: c.chainId,
+        rpc: c.rpcUrl,
+        pollingInterval: Number(process.env.PONDER_POLLING_INTERVAL ?? (local.includes(c.chainId) ? 200 : 1000)),
+        disableCache: local.includes(c.chainId),
+      },
+    ]),
+  ),
+  contracts: {
+    Token: {
+      abi: erc20Abi,
+      chain: Object.fromEntries(
+        chains.filter((c) => c.tokens.length > 0).map((c) => [c.key, { address: c.tokens.map((t) => t.address), startBlock: c.startBlock }]),
+      ),
+    },
+    WalletFactory: {
+      abi: walletFactoryAbi,
+      chain: Object.fromEntries(
+        chains.filter((c) => c.factory).map((c) => [c.key, { address: c.factory!, startBlock: c.startBlock }]),
+      ),
+    },
+  },
+});

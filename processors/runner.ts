@@ -1,0 +1,58 @@
+import type { AppDeps } from "../api/context.js";
+
+/** A background job: `run` does one pass and must be safe to repeat (crash, replica, restart). */
+export type Processor = { name: string; intervalMs: number; run(deps: AppDeps): Promise<void> };
+
+export type ProcessorRunner = { stop(): Promise<void>; runOnce(name?: string): Promise<void> };
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+async function heartbeat(deps: AppDeps, name: string, error?: string) {
+  await deps.db.pool
+    .query(
+      `INSERT INTO processor_state (key, value, updated_at) VALUES ($1, $2, now())
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+      [`heartbeat:${name}`, JSON.stringify({ error: error ?? null })],
+    )
+    .catch(() => {});
+}
+
+/** Runs each processor in its own loop until stopped; one failing pass is logged and retried next interval. */
+export function startProcessors(deps: AppDeps, processors: Processor[], log: (msg: string) => void = console.error): ProcessorRunner {
+  const abort = new AbortController();
+  const running = new Map<string, Promise<void>>();
+  const pass = async (p: Processor) => {
+    try {
+      await p.run(deps);
+      await heartbeat(deps, p.name);
+    } catch (e) {
+      log(`[${p.name}] ${(e as Error).stack ?? e}`);
+      await heartbeat(deps, p.name, (e as Error).message);
+    }
+  };
+  const loops = processors.map(async (p) => {
+    while (!abort.signal.aborted) {
+      const current = pass(p);
+      running.set(p.name, current);
+      await current;
+      await sleep(p.intervalMs, abort.signal);
+    }
+  });
+  return {
+    async stop() {
+      abort.abort();
+      await Promise.all(loops);
+    },
+    /** One pass now (tests drive processors deterministically with this). */
+    async runOnce(name) {
+      for (const p of processors) if (!name || p.name === name) {
+        await running.get(p.name);
+        await pass(p);
+      }
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import fs from "node:fs";
+import path from "node:path";
+import { migrate } from "../db/migrate.js";
+import { startApiServer } from "../api/server.js";
+import { createDeps } from "../lib/deps.js";
+import { createApiKey, createMerchant } from "../lib/merchants.js";
+import { startStack } from "../local/stack.js";
+import { DATA_DIR, removeStackInfo, writeStackInfo } from "../local/stack-info.js";
+import { allProcessors } from "../processors/index.js";
+import { startProcessors } from "../processors/runner.js";
+
+// `npm start`: the whole service on this machine. Embedded Postgres (or DATABASE_URL), Anvil chains,
+// contracts, indexer, API and processors; Ctrl-C stops everything.
+const t0 = Date.now();
+const log = (m: string) => console.log(`  ${m}`);
+console.log("Starting the local stack…");
+const chainIds = (process.env.LOCAL_CHAIN_IDS ?? "137,777177").split(",").map(Number);
+const stack = await startStack({
+  dataDir: DATA_DIR,
+  persistent: true,
+  chainIds,
+  blockTime: Number(process.env.BLOCK_TIME ?? 1),
+  databaseUrl: process.env.DATABASE_URL,
+  log,
+});
+Object.assign(process.env, stack.env);
+const deps = createDeps();
+let api: Awaited<ReturnType<typeof startApiServer>> | undefined;
+let processors: ReturnType<typeof startProcessors> | undefined;
+
+let stopping = false;
+async function shutdown(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  console.log("\nStopping…");
+  await processors?.stop();
+  await api?.close();
+  await deps.db.close();
+  await stack.stop();
+  removeStackInfo();
+  console.log("Stopped.");
+  process.exit(code);
+}
+process.on("SIGINT", () => void shutdown());
+process.on("SIGTERM", () => void shutdown());
+
+try {
+  await migrate(deps.db);
+
+  // A demo merchant on first start; its key is kept in the data dir so later starts can print it.
+  const keyFile = path.join(DATA_DIR, "demo-api-key");
+  let demoKey = fs.existsSync(keyFile) ? fs.readFileSync(keyFile, "utf8").trim() : undefined;
+  const { rows } = await deps.db.pool.query(`SELECT count(*)::int AS n FROM merchants WHERE name = 'Demo Merchant'`);
+  if (!demoKey || rows[0].n === 0) {
+    const merchant = await createMerchant(deps.db, { name: "Demo Merchant", email: "demo@example.com", password: "demo" });
+    demoKey = (await createApiKey(deps.db, merchant.id, "demo")).key;
+    fs.writeFileSync(keyFile, demoKey + "\n", { mode: 0o600 });
+  }
+
+  api = await startApiServer(deps);
+  processors = startProcessors(deps, allProcessors());
+  writeStackInfo({
+    databaseUrl: stack.databaseUrl,
+    apiUrl: deps.config.baseUrl,
+    ponderUrl: stack.ponder?.url ?? "",
+    chains: stack.chains,
+    pid: process.pid,
+  });
+  log(`api         ${deps.config.baseUrl}   (health: ${deps.config.baseUrl}/health)`);
+  log(`graphql     ${stack.ponder?.url}/graphql   (Ponder's chain tables; SQL over HTTP at /sql)`);
+  log(`processors  ${allProcessors().map((p) => p.name).join(", ") || "none"}`);
+  console.log(`\nDemo merchant API key: ${demoKey}`);
+  console.log(`  curl -H "x-api-key: ${demoKey}" ${deps.config.baseUrl}/balance`);
+  await stack.ponder?.waitReady(300_000);
+  console.log(`\nReady in ${((Date.now() - t0) / 1000).toFixed(1)} s. Ctrl-C stops everything.`);
+} catch (e) {
+  console.error(e);
+  await shutdown(1);
+}

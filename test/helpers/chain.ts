@@ -1,0 +1,58 @@
+import { createPublicClient, createWalletClient, http, type Address, type Hex, type PrivateKeyAccount } from "viem";
+import { testTokenAbi } from "../../abis/TestToken.js";
+import type { ActiveChain } from "../../chains/runtime.js";
+import { LOCAL_ROLES } from "../../local/accounts.js";
+import { viemChain } from "../../lib/clients.js";
+
+/** Real transactions on the run's Anvil chains (payers are Anvil dev accounts 3-9). */
+export function chainHelpers(chain: ActiveChain) {
+  const transport = http(chain.rpcUrl);
+  const vchain = viemChain(chain);
+  const pub = createPublicClient({ chain: vchain, transport });
+  const walletOf = (account: PrivateKeyAccount) => createWalletClient({ chain: vchain, transport, account });
+  const token = (symbol: string) => {
+    const t = chain.tokens.find((x) => x.symbol === symbol);
+    if (!t) throw new Error(`no ${symbol} on chain ${chain.chainId}`);
+    return t;
+  };
+  const wait = async (hash: Hex) => {
+    const r = await pub.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+    if (r.status !== "success") throw new Error(`transaction ${hash} reverted`);
+    return r;
+  };
+  return {
+    pub,
+    walletOf,
+    token,
+    wait,
+    /** Test tokens mint to anyone. */
+    async mint(symbol: string, to: Address, amount: bigint) {
+      return wait(await walletOf(LOCAL_ROLES.deployer).writeContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "mint", args: [to, amount] }));
+    },
+    /** Mints to a payer, then the payer transfers to `to` (a real ERC-20 Transfer). */
+    async pay(symbol: string, to: Address, amount: bigint, payer: PrivateKeyAccount = LOCAL_ROLES.payers[0]!) {
+      await this.mint(symbol, payer.address, amount);
+      return wait(await walletOf(payer).writeContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "transfer", args: [to, amount] }));
+    },
+    async sendNative(to: Address, value: bigint, payer: PrivateKeyAccount = LOCAL_ROLES.payers[0]!) {
+      return wait(await walletOf(payer).sendTransaction({ to, value }));
+    },
+    async balanceOf(symbol: string, who: Address): Promise<bigint> {
+      return (await pub.readContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "balanceOf", args: [who] })) as bigint;
+    },
+    async mine(blocks = 1) {
+      await pub.request({ method: "anvil_mine" as any, params: [`0x${blocks.toString(16)}`] as any });
+    },
+  };
+}
+
+/** Polls `fn` until it returns a truthy value. */
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, { timeout = 30_000, interval = 100, what = "condition" } = {}): Promise<T> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}

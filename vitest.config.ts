@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    // One Postgres, one Anvil per chain id and one Ponder for the whole run; each test file gets its own app schema.
+    globalSetup: ["test/setup/global-setup.ts"],
+    include: ["**/*.test.ts"],
+    exclude: ["node_modules/**", ".data/**", ".scratch/**"],
+    pool: "forks",
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+  },
+});
