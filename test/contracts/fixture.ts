@@ -1,6 +1,6 @@
 // Real deployments on a real Anvil for the contract tests (and for gas measurements a bench can reuse).
 import {
-  createPublicClient, createWalletClient, defineChain, http, keccak256, parseEventLogs, toHex,
+  createPublicClient, createWalletClient, defineChain, getAddress, http, keccak256, parseEventLogs, toHex,
   type Address, type Hex, type PrivateKeyAccount, type TransactionReceipt,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -41,7 +41,7 @@ export async function deployFixture(rpcUrl: string, chainId: number) {
   const c = clients(rpcUrl, chainId);
   const { pub, walletOf, accounts, wait } = c;
   const owner = walletOf(accounts.owner);
-  const deployed = async (hash: Promise<Hex>) => (await wait(hash)).contractAddress!;
+  const deployed = async (hash: Promise<Hex>) => getAddress((await wait(hash)).contractAddress!);
   const factory = await deployed(owner.deployContract({ abi: walletFactoryAbi, bytecode: walletFactoryBytecode, args: [accounts.owner.address, accounts.settler.address] }));
   const oracle = await deployed(owner.deployContract({ abi: priceOracleAbi, bytecode: priceOracleBytecode, args: [accounts.owner.address] }));
   const usdc6 = await deployed(owner.deployContract({ abi: testTokenAbi, bytecode: testTokenBytecode, args: ["USD Coin", "USDC", 6] }));
@@ -52,7 +52,7 @@ export async function deployFixture(rpcUrl: string, chainId: number) {
 
   let n = 0;
   /** A fresh address with no balance (never an account). */
-  const freshAddress = (): Address => `0x${keccak256(toHex(`payout-${chainId}-${n++}-${Math.random()}`)).slice(26)}` as Address;
+  const freshAddress = (): Address => getAddress(`0x${keccak256(toHex(`payout-${chainId}-${n++}-${Math.random()}`)).slice(26)}`);
   const walletAddress = (salt: Hex, payout: Address) => computeWalletAddress({ factory, implementation, salt, payout });
 
   /** The payer sends `amount` of `token` (NATIVE for the coin) to `to`: a real Transfer (or value transfer). */
