@@ -42,6 +42,10 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr += d.toString()));
   const rpcUrl = `http://127.0.0.1:${port}`;
+  // If this process dies without stopping us (kill, crash), do not leave the child behind.
+  const orphanGuard = () => child.kill("SIGTERM");
+  process.once("exit", orphanGuard);
+  child.once("exit", () => process.off("exit", orphanGuard));
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`anvil (chain ${opts.chainId}) exited: ${stderr}`);

@@ -42,6 +42,10 @@ export async function startPonder(opts: {
     },
   );
   const url = `http://127.0.0.1:${port}`;
+  // If this process dies without stopping us (kill, crash), do not leave the child behind.
+  const orphanGuard = () => child.kill("SIGTERM");
+  process.once("exit", orphanGuard);
+  child.once("exit", () => process.off("exit", orphanGuard));
   return {
     url,
     port,

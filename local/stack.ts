@@ -74,7 +74,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const prev = previous.chains[String(chainId)];
       const kept = prev && (await pub.getCode({ address: prev.factory }))?.length ? prev : undefined;
       deployments.chains[String(chainId)] = kept ?? (await deployLocalChain({ chainId, rpcUrl: anvil.rpcUrl }));
-      log(`chain ${String(chainId).padEnd(6)}${anvil.rpcUrl}${forkUrl ? ` (fork of ${forkUrl})` : ""}${kept ? " (state kept)" : ""}`);
+      log(`chain ${String(chainId).padEnd(7)}${anvil.rpcUrl}${forkUrl ? ` (fork of ${forkUrl})` : ""}${kept ? " (state kept)" : ""}`);
     }
     fs.writeFileSync(deploymentsFile, JSON.stringify(deployments, null, 2));
 

@@ -19,7 +19,7 @@ it("GET /api/health reports the database, each chain's latest block and indexer 
   const { res, body } = await waitFor(
     async () => {
       const res = await fetch(`http://127.0.0.1:${api.port}/api/health`);
-      const body = await res.json();
+      const body: any = await res.json();
       return body.indexer?.chains?.every((c: any) => c.indexedBlock > 0 && c.lagBlocks < 10) && { res, body };
     },
     { what: "indexer progress in /api/health" },
@@ -47,7 +47,7 @@ it("answers 503 with the failing component when a chain is unreachable", async (
   const srv = await startApiServer(broken, 0);
   try {
     const res = await fetch(`http://127.0.0.1:${srv.port}/api/health`);
-    const body = await res.json();
+    const body: any = await res.json();
     expect(res.status).toBe(503);
     expect(body.status).toBe("degraded");
     expect(body.chains.find((c: any) => c.chainId === broken.chains[0]!.chainId).ok).toBe(false);
