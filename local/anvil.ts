@@ -5,9 +5,14 @@ import { freePort } from "./ports.js";
 
 const require = createRequire(import.meta.url);
 
-/** Path of the Anvil binary shipped by the `@foundry-rs/anvil` npm package. */
+/**
+ * The Anvil binary: foundry's npm distribution (`@foundry-rs/anvil-linux-amd64`, the platform
+ * package the `@foundry-rs/anvil` wrapper would pick; the other platforms' packages are not in the
+ * registry this project installs from). `ANVIL_BIN` points at another build.
+ */
 export function anvilBinary(): string {
-  const pkg = require.resolve(`@foundry-rs/anvil-linux-${process.arch === "arm64" ? "arm64" : "amd64"}/package.json`);
+  if (process.env.ANVIL_BIN) return process.env.ANVIL_BIN;
+  const pkg = require.resolve(`@foundry-rs/anvil-linux-amd64/package.json`);
   return path.join(path.dirname(pkg), "bin", "anvil");
 }
 
