@@ -5,6 +5,7 @@ import { migrate } from "../db/migrate.js";
 import { terminals } from "../db/schema.js";
 import { createApiKey, createMerchant, createTerminal, listMerchants, type MerchantType } from "../lib/merchants.js";
 import { readStackInfo } from "../local/stack-info.js";
+import { cliListDeliveries, cliResendDelivery } from "../lib/webhooks/cli.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -14,6 +15,8 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   terminal create --merchant <merchantId> --code <CODE> --name <display name>
   terminal list --merchant <merchantId>
   terminal delete --merchant <merchantId> --code <CODE>
+  webhook list --merchant <merchantId> [--status pending|success|failed] [--limit <1-100>]
+  webhook resend --delivery <deliveryId>
 
 DATABASE_URL (and APP_SCHEMA) select the database; without it, the running local stack's database is used.`;
 
@@ -30,6 +33,9 @@ async function main() {
       merchant: { type: "string" },
       code: { type: "string" },
       json: { type: "boolean" },
+      delivery: { type: "string" },
+      status: { type: "string" },
+      limit: { type: "string" },
     },
   });
   const url = process.env.DATABASE_URL ?? readStackInfo()?.databaseUrl;
@@ -78,6 +84,10 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
         .set({ deletedAt: new Date() })
         .where(and(eq(terminals.merchantId, need(s("merchant"), "merchant")), eq(terminals.code, need(s("code"), "code")), isNull(terminals.deletedAt)))
         .returning();
+    case "webhook list":
+      return cliListDeliveries(db, need(s("merchant"), "merchant"), { status: s("status"), limit: s("limit") });
+    case "webhook resend":
+      return cliResendDelivery(db, need(s("delivery"), "delivery"));
     default:
       throw new UsageError(USAGE);
   }

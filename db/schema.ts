@@ -190,7 +190,11 @@ export const webhookConfigs = pgTable("webhook_configs", {
   isActive: boolean("is_active").notNull().default(true),
   /** `whsec_…`; null for legacy webhooks, which sign with the API key. */
   secret: text("secret"),
-  /** Legacy webhooks: SHA-256 of nothing is useless, so the legacy signing key is kept encrypted-at-rest by the operator's database. */
+  /**
+   * Legacy webhooks (no dedicated secret) sign with the merchant's API key, but `api_keys` stores only its
+   * SHA-256: the key is captured here when the merchant creates a legacy webhook (`PUT /v1/webhooks` with
+   * `{legacy: true}`, signed with the key of that request) and cleared when a secret is generated.
+   */
   legacyApiKey: text("legacy_api_key"),
   createdAt: ts("created_at").notNull().defaultNow(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
@@ -210,21 +214,48 @@ export const webhookDeliveries = pgTable(
     /** Idempotency: one delivery per (event, subject, cause). */
     dedupeKey: text("dedupe_key").notNull().unique(),
     payload: jsonb("payload").notNull(),
+    /** The exact JSON text sent (and signed) on every attempt; null only on rows older than this column (then `payload` is serialized). */
+    body: text("body"),
     status: text("status").notNull().default("pending"), // pending | success | failed
+    /** HTTP attempts made so far (every round, manual resends included). */
     attempts: integer("attempts").notNull().default(0),
+    /** The delivery is `failed` once `attempts` reaches this: 3 (1 for `payment.awaiting_gas`); a manual resend allows one more. */
+    maxAttempts: integer("max_attempts").notNull().default(3),
     nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
+    /** Lease of the dispatcher replica that claimed the row (FOR UPDATE SKIP LOCKED); expired leases are reclaimed. */
     lockedUntil: ts("locked_until"),
+    /** Token of the claim holding the lease: only its holder records the result. */
+    claimToken: uuid("claim_token"),
     lastHttpStatus: integer("last_http_status"),
     lastResponse: text("last_response"),
     lastError: text("last_error"),
+    lastAttemptAt: ts("last_attempt_at"),
     createdAt: ts("created_at").notNull().defaultNow(),
     deliveredAt: ts("delivered_at"),
   },
   (t) => [
     index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
     index("webhook_deliveries_merchant_idx").on(t.merchantId, t.createdAt.desc()),
+    index("webhook_deliveries_payment_idx").on(t.paymentId),
   ],
 );
+
+/**
+ * Vault webhook target of a merchant (one per merchant). Deliveries go through the same outbox
+ * (`webhook_deliveries.kind = 'vault'`). `events` holds `deposit.completed`, `deposit.failed` and/or
+ * `deposit.*`; `secret` (`whsec_…`) is optional: without it no signature header is sent.
+ * The Vault API (`/vault/v1/config/webhooks`) manages these rows through lib/webhooks/vault-config.ts.
+ */
+export const vaultWebhookConfigs = pgTable("vault_webhook_configs", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  merchantId: uuid("merchant_id").notNull().unique().references(() => merchants.id),
+  url: text("url").notNull(),
+  events: text("events").array().notNull(),
+  secret: text("secret"),
+  isActive: boolean("is_active").notNull().default(true),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
 
 /** One row per HTTP attempt: the delivery log. */
 export const webhookAttempts = pgTable(

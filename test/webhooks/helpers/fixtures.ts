@@ -1,0 +1,48 @@
+import { randomUUID } from "node:crypto";
+import type { AppDeps } from "../../../api/context.js";
+import { withTransaction } from "../../../db/client.js";
+import { createApiKey, createMerchant } from "../../../lib/merchants.js";
+import { enqueuePaymentWebhook, type PaymentWebhookEvent } from "../../../lib/webhooks/outbox.js";
+
+export async function merchantWithKey(deps: AppDeps, name = "Webhook Shop") {
+  const merchant = await createMerchant(deps.db, { name });
+  const key = await createApiKey(deps.db, merchant.id);
+  return { merchant, apiKey: key.key };
+}
+
+/** A payment webhook body with the spec's common fields (what payments/serialize.ts builds). */
+export function paymentPayload(event: PaymentWebhookEvent, paymentId: string, timestamp: number, extra: Record<string, unknown> = {}) {
+  return {
+    event,
+    paymentId,
+    orderId: `order-${paymentId.slice(0, 8)}`,
+    merchant: "0x1111111111111111111111111111111111111111",
+    recipientAddress: "0x2222222222222222222222222222222222222222",
+    amount: "12.5",
+    token: "0x3333333333333333333333333333333333333333",
+    chainId: 137,
+    status: event === "payment.completed" ? "completed" : event.slice("payment.".length),
+    timestamp,
+    ...extra,
+  };
+}
+
+/** Enqueues a payment event in its own transaction, as the payment code does inside its state change. */
+export async function enqueuePayment(deps: AppDeps, merchantId: string, event: PaymentWebhookEvent = "payment.completed", extra: Record<string, unknown> = {}) {
+  const paymentId = randomUUID();
+  const payload = paymentPayload(event, paymentId, deps.now(), extra);
+  const written = await withTransaction(deps.db, (client) =>
+    enqueuePaymentWebhook(client, { merchantId, paymentId, event, payload, dedupeKey: `${event}:${paymentId}` }),
+  );
+  return { paymentId, payload, written };
+}
+
+/** A clock tests move by hand. */
+export function manualClock(start = Date.now()) {
+  let t = start;
+  return {
+    now: () => t,
+    set: (v: number) => void (t = v),
+    advance: (ms: number) => void (t += ms),
+  };
+}
