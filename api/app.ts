@@ -1,6 +1,8 @@
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "./context.js";
+import { auth } from "./routes/auth.js";
 import { health } from "./routes/health.js";
+import { payPage } from "./routes/pay-page.js";
 import { payments } from "./routes/payments.js";
 import { tokens } from "./routes/tokens.js";
 import { webhooks } from "./routes/webhooks.js";
@@ -8,17 +10,19 @@ import { webhooks } from "./routes/webhooks.js";
 /** The HTTP service: middleware composed here, routes mounted under /api (the spec's `{base_url}`). */
 export function createApp(deps: AppDeps) {
   const api = new Hono<AppEnv>();
-  api.use(async (c, next) => {
-    c.set("deps", deps);
-    await next();
-  });
   api.route("/", health);
   api.route("/", tokens);
   api.route("/", payments);
   api.route("/", webhooks);
+  api.route("/", auth);
 
-  const app = new Hono();
+  const app = new Hono<AppEnv>();
+  app.use(async (c, next) => {
+    c.set("deps", deps);
+    await next();
+  });
   app.route("/api", api);
+  app.route("/", payPage);
   app.onError((err, c) => {
     console.error("[api]", err);
     return c.json({ error: "Internal server error" }, 500);

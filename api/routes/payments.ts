@@ -1,5 +1,89 @@
 import { Hono } from "hono";
+import { getCookie } from "hono/cookie";
+import { merchantIdForSession, SESSION_COOKIE } from "../../lib/sessions.js";
+import { createPayment } from "../../payments/create.js";
+import { ensureGasTankAddress, gasTankBalance, gasTankTokens, GAS_TANK_DECIMALS } from "../../payments/gas-tank.js";
+import { listPayments } from "../../payments/list.js";
+import { promoStatus } from "../../payments/promo.js";
+import { fmt } from "../../payments/serialize.js";
+import { validateCreatePayment } from "../../payments/validate-create.js";
+import { verifyPayment } from "../../payments/verify.js";
+import { requestWithdraw } from "../../payments/withdraw.js";
+import { merchantForKey, requireApiKey } from "../middleware/api-key.js";
+import { perMinute } from "../middleware/rate-limit.js";
 import type { AppEnv } from "../context.js";
 
-/** POST /payments, GET /v1/payments, GET /payments/verify, GET /balance, GET /promo-status. */
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const payments = new Hono<AppEnv>();
+
+/** POST /payments: checks in the spec's order: form, addresses, network, amount, then the key. */
+payments.post("/payments", perMinute(100), async (c) => {
+  const deps = c.var.deps;
+  const raw = await c.req.json().catch(() => undefined);
+  const v = validateCreatePayment(raw, { chains: deps.chains, now: deps.now() });
+  if (!v.ok) return c.json({ error: v.error }, 400);
+  const merchant = await merchantForKey(deps, c.req.header("x-api-key"));
+  if (!merchant) return c.json({ error: "Unauthorized" }, 401);
+  try {
+    const r = await createPayment(deps, merchant, v.input);
+    if (!r.ok) return c.json({ error: r.error }, r.status);
+    return c.json({ url: r.url });
+  } catch (e) {
+    console.error("[payments] create failed", e);
+    return c.json({ error: "Failed to create payment" }, 500);
+  }
+});
+
+/** GET /v1/payments: API key or dashboard session cookie. */
+payments.get("/v1/payments", async (c) => {
+  const deps = c.var.deps;
+  try {
+    const key = c.req.header("x-api-key");
+    const merchantId = key
+      ? (await merchantForKey(deps, key))?.id
+      : await merchantIdForSession(deps.db, getCookie(c, SESSION_COOKIE), deps.now());
+    if (!merchantId) return c.json({ error: "Unauthorized", code: "unauthorized" }, 401);
+    const r = await listPayments(deps, merchantId, c.req.query());
+    if (!r.ok) return c.json({ error: r.error, code: "invalid_query" }, 400);
+    return c.json(r.body);
+  } catch (e) {
+    console.error("[payments] list failed", e);
+    return c.json({ error: "Internal server error", code: "internal_error" }, 500);
+  }
+});
+
+/** GET /payments/verify: public; the hash is the proof. */
+payments.get("/payments/verify", async (c) => {
+  const r = await verifyPayment(c.var.deps, c.req.query("id"), c.req.query("hash"));
+  return c.json(r.body, r.status);
+});
+
+/** GET /balance: Gas Tank balance (USDT, 6 decimals) and, beyond the spec, where to fund it. */
+payments.get("/balance", perMinute(60), requireApiKey(), async (c) => {
+  const deps = c.var.deps;
+  const merchant = c.var.merchant;
+  const balance = await gasTankBalance(deps.db.pool, merchant.id);
+  const depositAddresses = [];
+  for (const chain of deps.chains) {
+    const tokens = gasTankTokens(chain);
+    if (!chain.factory || tokens.length === 0) continue;
+    const address = await ensureGasTankAddress(deps, chain, merchant.id);
+    depositAddresses.push({ chainId: chain.chainId, address, tokens: tokens.map((t) => ({ symbol: t.symbol, address: t.address })) });
+  }
+  return c.json({ balance: fmt(balance, GAS_TANK_DECIMALS), depositAddresses });
+});
+
+payments.get("/promo-status", requireApiKey(), async (c) => {
+  return c.json({ freeTransactions: await promoStatus(c.var.deps.db.pool, c.var.merchant) });
+});
+
+/** POST /v1/payments/{paymentId}/withdraw: manual withdraw of a partial payment (payments/withdraw.ts). */
+payments.post("/v1/payments/:id/withdraw", requireApiKey(), async (c) => {
+  const deps = c.var.deps;
+  const id = c.req.param("id");
+  if (!UUID_RE.test(id)) return c.json({ success: false, error: "Payment not found", data: null }, 404);
+  const out = await requestWithdraw(deps.db, c.var.merchant.id, id, deps.now());
+  if (!out.ok) return c.json({ success: false, error: out.error, data: null }, out.status);
+  return c.json({ success: true, error: null, data: out.data });
+});

@@ -1,10 +1,10 @@
-import { createPublicClient, createWalletClient, http, type Address, type Hex, type PrivateKeyAccount } from "viem";
+import { createPublicClient, createWalletClient, http, parseEther, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { testTokenAbi } from "../../abis/TestToken.js";
 import type { ActiveChain } from "../../chains/runtime.js";
-import { LOCAL_ROLES } from "../../local/accounts.js";
 import { viemChain } from "../../lib/clients.js";
 
-/** Real transactions on the run's Anvil chains (payers are Anvil dev accounts 3-9). */
+/** Real transactions on the run's Anvil chains. */
 export function chainHelpers(chain: ActiveChain) {
   const transport = http(chain.rpcUrl);
   const vchain = viemChain(chain);
@@ -25,17 +25,26 @@ export function chainHelpers(chain: ActiveChain) {
     walletOf,
     token,
     wait,
-    /** Test tokens mint to anyone. */
-    async mint(symbol: string, to: Address, amount: bigint) {
-      return wait(await walletOf(LOCAL_ROLES.deployer).writeContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "mint", args: [to, amount] }));
+    /**
+     * A fresh payer with native coin for gas: parallel test files never share an account (nonces).
+     * Test tokens mint to anyone, so payers mint their own tokens.
+     */
+    async newPayer(): Promise<PrivateKeyAccount> {
+      const account = privateKeyToAccount(generatePrivateKey());
+      await pub.request({ method: "anvil_setBalance" as any, params: [account.address, `0x${parseEther("1000000").toString(16)}`] as any });
+      return account;
+    },
+    async mint(symbol: string, to: Address, amount: bigint, minter?: PrivateKeyAccount) {
+      return wait(await walletOf(minter ?? (await this.newPayer())).writeContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "mint", args: [to, amount] }));
     },
     /** Mints to a payer, then the payer transfers to `to` (a real ERC-20 Transfer). */
-    async pay(symbol: string, to: Address, amount: bigint, payer: PrivateKeyAccount = LOCAL_ROLES.payers[0]!) {
-      await this.mint(symbol, payer.address, amount);
-      return wait(await walletOf(payer).writeContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "transfer", args: [to, amount] }));
+    async pay(symbol: string, to: Address, amount: bigint, payer?: PrivateKeyAccount) {
+      const from = payer ?? (await this.newPayer());
+      await this.mint(symbol, from.address, amount, from);
+      return wait(await walletOf(from).writeContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "transfer", args: [to, amount] }));
     },
-    async sendNative(to: Address, value: bigint, payer: PrivateKeyAccount = LOCAL_ROLES.payers[0]!) {
-      return wait(await walletOf(payer).sendTransaction({ to, value }));
+    async sendNative(to: Address, value: bigint, payer?: PrivateKeyAccount) {
+      return wait(await walletOf(payer ?? (await this.newPayer())).sendTransaction({ to, value }));
     },
     async balanceOf(symbol: string, who: Address): Promise<bigint> {
       return (await pub.readContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "balanceOf", args: [who] })) as bigint;

@@ -1,6 +1,8 @@
+import fs from "node:fs";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { startStack } from "../../local/stack.js";
+import { stopStalePostmaster } from "../../local/postgres.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -8,11 +10,36 @@ declare module "vitest" {
   }
 }
 
+const ROOT = path.resolve(".data/test");
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Runs killed with -9 leave a postmaster and a data dir behind: clean those up (never a live run's). */
+async function cleanStaleRuns() {
+  if (!fs.existsSync(ROOT)) return;
+  for (const name of fs.readdirSync(ROOT)) {
+    const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
+    if (!pid || alive(pid)) continue;
+    await stopStalePostmaster(path.join(ROOT, name, "postgres"));
+    fs.rmSync(path.join(ROOT, name), { recursive: true, force: true });
+  }
+}
+
 /** Starts the local stack once per run on free ports: embedded Postgres, Anvil 137 + 777177, contracts, Ponder. */
 export default async function setup(project: TestProject) {
   const t0 = Date.now();
+  await cleanStaleRuns();
+  // One directory per run, so runs side by side (several checkouts' worth of work) never share state.
+  const dataDir = path.join(ROOT, `run-${process.pid}`);
   const stack = await startStack({
-    dataDir: path.resolve(".data/test"),
+    dataDir,
     fresh: true,
     persistent: false,
     chainIds: [137, 777177],
@@ -20,9 +47,10 @@ export default async function setup(project: TestProject) {
     databaseUrl: process.env.TEST_DATABASE_URL,
   });
   await stack.ponder!.waitReady(180_000);
-  console.log(`[global-setup] stack ready in ${Date.now() - t0} ms (ponder log: .data/test/ponder.log)`);
+  console.log(`[global-setup] stack ready in ${Date.now() - t0} ms (ponder log: ${path.relative(process.cwd(), dataDir)}/ponder.log)`);
   project.provide("stackEnv", stack.env);
   return async () => {
     await stack.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   };
 }
