@@ -5,6 +5,7 @@ import { migrate } from "../db/migrate.js";
 import { terminals } from "../db/schema.js";
 import { createApiKey, createMerchant, createTerminal, listMerchants, type MerchantType } from "../lib/merchants.js";
 import { readStackInfo } from "../local/stack-info.js";
+import { requestWithdraw } from "../payments/withdraw.js";
 import { cliListDeliveries, cliResendDelivery } from "../lib/webhooks/cli.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -15,6 +16,7 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   terminal create --merchant <merchantId> --code <CODE> --name <display name>
   terminal list --merchant <merchantId>
   terminal delete --merchant <merchantId> --code <CODE>
+  payment withdraw --merchant <merchantId> --payment <paymentId>   (manual withdraw of a partial payment)
   webhook list --merchant <merchantId> [--status pending|success|failed] [--limit <1-100>]
   webhook resend --delivery <deliveryId>
 
@@ -34,6 +36,7 @@ async function main() {
       code: { type: "string" },
       json: { type: "boolean" },
       delivery: { type: "string" },
+      payment: { type: "string" },
       status: { type: "string" },
       limit: { type: "string" },
     },
@@ -84,6 +87,11 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
         .set({ deletedAt: new Date() })
         .where(and(eq(terminals.merchantId, need(s("merchant"), "merchant")), eq(terminals.code, need(s("code"), "code")), isNull(terminals.deletedAt)))
         .returning();
+    case "payment withdraw": {
+      const r = await requestWithdraw(db, need(s("merchant"), "merchant"), need(s("payment"), "payment"), Date.now());
+      if (!r.ok) throw new Error(r.error);
+      return r.data;
+    }
     case "webhook list":
       return cliListDeliveries(db, need(s("merchant"), "merchant"), { status: s("status"), limit: s("limit") });
     case "webhook resend":

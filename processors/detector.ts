@@ -3,6 +3,7 @@ import type { AppDeps } from "../api/context.js";
 import type { ActiveChain } from "../chains/runtime.js";
 import { withTransaction } from "../db/client.js";
 import { transition } from "../payments/state-machine.js";
+import { indexerProgress } from "../lib/indexer-status.js";
 import type { Processor } from "./runner.js";
 
 type Seen = { id: string; status: string; due: bigint; previous: bigint; received: bigint; txHash: string | null; block: string | null };
@@ -75,13 +76,27 @@ export async function detectPayments(deps: AppDeps, chain: ActiveChain, latest: 
   return changed;
 }
 
-export const detector: Processor = {
-  name: "detector",
-  intervalMs: 500,
-  async run(deps) {
-    for (const chain of deps.chains) {
-      const latest = await deps.clients.get(chain.chainId)!.getBlockNumber({ cacheTime: 0 });
-      await detectPayments(deps, chain, latest);
-    }
-  },
-};
+/**
+ * Confirmations are counted against the block Ponder has indexed (its checkpoint), not the node's
+ * head: a transfer can only be summed once it is indexed anyway, and this makes a pass cost one
+ * query and no RPC call. A chain is scanned again only when its indexed block moved, so the
+ * detector can poll often (DETECTOR_INTERVAL_MS, default 200) and notice a payment within a
+ * fraction of a block. Before Ponder publishes its checkpoints the node's head is used.
+ */
+export function createDetector(intervalMs = Number(process.env.DETECTOR_INTERVAL_MS ?? 200)): Processor {
+  const lastScanned = new Map<number, bigint>();
+  return {
+    name: "detector",
+    intervalMs,
+    async run(deps) {
+      const progress = await indexerProgress(deps.db);
+      for (const chain of deps.chains) {
+        const indexed = progress?.find((p) => p.chainId === chain.chainId)?.indexedBlock;
+        const latest = indexed ? BigInt(indexed) : await deps.clients.get(chain.chainId)!.getBlockNumber({ cacheTime: 0 });
+        if (lastScanned.get(chain.chainId) === latest) continue;
+        await detectPayments(deps, chain, latest);
+        lastScanned.set(chain.chainId, latest);
+      }
+    },
+  };
+}

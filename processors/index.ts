@@ -1,4 +1,4 @@
-import { detector } from "./detector.js";
+import { createDetector } from "./detector.js";
 import { expiry } from "./expiry.js";
 import { gasTankCredits } from "./gas-tank.js";
 import type { Processor } from "./runner.js";
@@ -7,5 +7,5 @@ import { webhookDispatcher } from "./webhook-dispatcher.js";
 
 /** Every background processor of the service, in one list (started by `npm start` and by deployments). */
 export function allProcessors(): Processor[] {
-  return [detector, gasTankCredits, createSettler(), expiry, webhookDispatcher()];
+  return [createDetector(), gasTankCredits, createSettler(), expiry, webhookDispatcher()];
 }
