@@ -37,7 +37,8 @@ export async function startPonder(opts: {
     [bin, "start", "--schema", opts.schema, "--views-schema", opts.viewsSchema, "--port", String(port), "--hostname", "127.0.0.1"],
     {
       cwd: ROOT,
-      env: { ...process.env, ...opts.env, PONDER_TELEMETRY_DISABLED: "true", PONDER_LOG_LEVEL: process.env.PONDER_LOG_LEVEL ?? "warn", NODE_ENV: "production" },
+      // PORT too: Ponder reads it, and the service's own PORT would send Ponder elsewhere.
+      env: { ...process.env, ...opts.env, PORT: String(port), PONDER_TELEMETRY_DISABLED: "true", PONDER_LOG_LEVEL: process.env.PONDER_LOG_LEVEL ?? "warn", NODE_ENV: "production" },
       stdio: ["ignore", out, out],
     },
   );

@@ -87,6 +87,7 @@ export function createDetector(intervalMs = Number(process.env.DETECTOR_INTERVAL
   const lastScanned = new Map<number, bigint>();
   return {
     name: "detector",
+    needsIndexer: true,
     intervalMs,
     async run(deps) {
       const progress = await indexerProgress(deps.db);

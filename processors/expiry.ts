@@ -31,4 +31,4 @@ export async function expirePayments(deps: AppDeps): Promise<number> {
 }
 
 /** Runs every minute (spec). */
-export const expiry: Processor = { name: "expiry", intervalMs: 60_000, run: (deps) => expirePayments(deps).then(() => {}) };
+export const expiry: Processor = { name: "expiry", intervalMs: 60_000, needsIndexer: true, run: (deps) => expirePayments(deps).then(() => {}) };

@@ -4,6 +4,7 @@ import type { Processor } from "./runner.js";
 /** Credits USDT sent to Gas Tank deposit addresses once it is GAS_TANK_CONFIRMATIONS deep (default 3). */
 export const gasTankCredits: Processor = {
   name: "gas-tank",
+    needsIndexer: true,
   intervalMs: 1000,
   async run(deps) {
     const confirmations = Number(process.env.GAS_TANK_CONFIRMATIONS ?? 3);

@@ -1,7 +1,11 @@
 import type { AppDeps } from "../api/context.js";
+import { indexerProgress } from "../lib/indexer-status.js";
 
-/** A background job: `run` does one pass and must be safe to repeat (crash, replica, restart). */
-export type Processor = { name: string; intervalMs: number; run(deps: AppDeps): Promise<void> };
+/**
+ * A background job: `run` does one pass and must be safe to repeat (crash, replica, restart).
+ * `needsIndexer`: reads Ponder's tables, so it waits until Ponder has published its views.
+ */
+export type Processor = { name: string; intervalMs: number; needsIndexer?: boolean; run(deps: AppDeps): Promise<void> };
 
 export type ProcessorRunner = { stop(): Promise<void>; runOnce(name?: string): Promise<void> };
 
@@ -30,7 +34,12 @@ async function heartbeat(deps: AppDeps, name: string, error?: string) {
 export function startProcessors(deps: AppDeps, processors: Processor[], log: (msg: string) => void = console.error): ProcessorRunner {
   const abort = new AbortController();
   const running = new Map<string, Promise<void>>();
+  let indexerReady = false;
   const pass = async (p: Processor) => {
+    if (p.needsIndexer && !indexerReady) {
+      indexerReady = (await indexerProgress(deps.db).catch(() => null)) !== null;
+      if (!indexerReady) return;
+    }
     try {
       await p.run(deps);
       await heartbeat(deps, p.name);

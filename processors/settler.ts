@@ -314,6 +314,7 @@ export async function settleChain(deps: AppDeps, chain: ActiveChain, hooks: Sett
 export function createSettler(hooks: SettlerHooks = {}): Processor {
   return {
     name: "settler",
+    needsIndexer: true,
     intervalMs: Number(process.env.SETTLER_INTERVAL_MS ?? 250),
     async run(deps) {
       for (const chain of deps.chains) await settleChain(deps, chain, hooks);
