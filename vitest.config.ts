@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     // One Postgres, one Anvil per chain id and one Ponder for the whole run; each test file gets its own app schema.
     globalSetup: ["test/setup/global-setup.ts"],
+    reporters: ["default", "./test/setup/summary-reporter.ts"],
     include: ["**/*.test.ts"],
     exclude: ["node_modules/**", ".data/**", ".scratch/**"],
     pool: "forks",

@@ -3,7 +3,8 @@ import { getAddress, zeroAddress, type Address } from "viem";
 import type { AppDeps, Merchant } from "../api/context.js";
 import { findToken, type ActiveToken } from "../chains/runtime.js";
 import { paymentSalt, computeWalletAddress } from "../lib/wallet-address.js";
-import { readTokenContract } from "../lib/token-contract.js";
+import { parsePositiveAmount } from "../lib/money.js";
+import { readContractMetadata } from "../lib/pricing/token-metadata.js";
 import { quotePayment, PriceUnavailableError } from "./quote.js";
 import type { CreatePaymentInput } from "./validate-create.js";
 
@@ -24,15 +25,9 @@ async function resolveToken(deps: AppDeps, chainId: number, address: Address): P
   const known = findToken(chain, address);
   if (known) return known;
   if (address.toLowerCase() === zeroAddress || !CUSTOM_TOKEN_CHAINS.has(chainId)) return null;
-  const meta = await readTokenContract(deps.clients.get(chainId)!, address).catch(() => null);
+  const meta = await readContractMetadata(deps.clients.get(chainId)!, address).catch(() => null);
   if (!meta?.symbol) return null;
   return { symbol: meta.symbol, decimals: meta.decimals, kind: "token", oracleSymbol: meta.symbol.toUpperCase(), address: getAddress(address) };
-}
-
-function parseUnitsStrict(amount: string, decimals: number): bigint | null {
-  const [whole, frac = ""] = amount.split(".");
-  if (frac.length > decimals) return null;
-  return BigInt(whole! + frac.padEnd(decimals, "0"));
 }
 
 export async function createPayment(deps: AppDeps, merchant: Merchant, input: CreatePaymentInput): Promise<CreateResult> {
@@ -40,8 +35,8 @@ export async function createPayment(deps: AppDeps, merchant: Merchant, input: Cr
   if (!chain || !chain.factory) return { ok: false, status: 400, error: "Invalid network selected" };
   const token = await resolveToken(deps, input.chainId, input.token);
   if (!token) return { ok: false, status: 400, error: "Invalid Token address format" };
-  const amountUnits = parseUnitsStrict(input.amount, token.decimals);
-  if (amountUnits === null || amountUnits <= 0n) return { ok: false, status: 400, error: "Amount must be a positive number" };
+  const amountUnits = parsePositiveAmount(input.amount, token.decimals);
+  if (amountUnits === null) return { ok: false, status: 400, error: "Amount must be a positive number" };
   const now = deps.now();
   if (input.expiresAt !== undefined && input.expiresAt <= now) return { ok: false, status: 400, error: "Invalid form data" };
 

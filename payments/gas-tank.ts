@@ -1,10 +1,11 @@
 import type pg from "pg";
 import type { AppDeps } from "../api/context.js";
 import type { ActiveChain } from "../chains/runtime.js";
+import { GAS_TANK_DECIMALS } from "../lib/fees.js";
 import { computeWalletAddress, gasTankSalt } from "../lib/wallet-address.js";
 
 /** Gas Tank amounts are USDT with 6 decimals ("micros"). */
-export const GAS_TANK_DECIMALS = 6;
+export { GAS_TANK_DECIMALS };
 
 type Q = Pick<pg.Pool, "query">;
 

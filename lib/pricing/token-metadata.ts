@@ -57,7 +57,7 @@ async function readText(client: PublicClient, address: Address, fn: "name" | "sy
 }
 
 /** Reads an ERC-20's name, symbol and decimals. Throws NotTokenError (not an ERC-20) or the transport error. */
-async function readContractMetadata(client: PublicClient, address: Address): Promise<{ name: string | null; symbol: string | null; decimals: number }> {
+export async function readContractMetadata(client: PublicClient, address: Address): Promise<{ name: string | null; symbol: string | null; decimals: number }> {
   const code = await client.getCode({ address });
   if (!code || code === "0x") throw new NotTokenError("no contract at address");
   const [name, symbol, decimals] = await Promise.all([
