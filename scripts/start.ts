@@ -23,7 +23,8 @@ const stack = await startStack({
   databaseUrl: process.env.DATABASE_URL,
   log,
 });
-Object.assign(process.env, stack.env);
+// A development stack: webhooks to a receiver on this machine are fine (never in production).
+Object.assign(process.env, { WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? "true" }, stack.env);
 const deps = createDeps();
 let api: Awaited<ReturnType<typeof startApiServer>> | undefined;
 let processors: ReturnType<typeof startProcessors> | undefined;

@@ -154,6 +154,21 @@ describe("fee modes, exact to the smallest unit", () => {
   });
 });
 
+describe("settlement failure", () => {
+  it("gasless fees above the amount received -> failed (payment.failed), funds left for the merchant to withdraw", async () => {
+    const h = chainHelpers(chainOf(777177));
+    // 0.05 USDT gasless: the 0.10 USD processing fee alone exceeds it.
+    const id = await create({ merchant: payout(), chainId: "777177", token: h.token("USDT").address, amount: "0.05", gasless: true });
+    const p = await get(id);
+    await h.pay("USDT", p.recipientAddress, parseUnits("0.05", 6));
+    const failed = await until(id, "failed");
+    expect(failed.receivedAmount).toBe("0.05");
+    expect(await webhookEvents(id)).toEqual(["paid", "failed"]);
+    const { rows } = await svc.deps.db.pool.query(`SELECT failure_reason FROM payments WHERE id = $1`, [id]);
+    expect(rows[0].failure_reason).toBe("fees exceed the amount received");
+  });
+});
+
 describe("partial, over, expired, native", () => {
   it("partial payment stays pending past expiry, then the merchant withdraws it", async () => {
     const h = chainHelpers(chainOf(777177));
