@@ -6,6 +6,7 @@ import {
   integer,
   jsonb,
   numeric,
+  primaryKey,
   pgTable,
   text,
   timestamp,
@@ -292,4 +293,15 @@ export const gasTankAddresses = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [uniqueIndex("gas_tank_addresses_chain_address_idx").on(t.chainId, t.address), uniqueIndex("gas_tank_addresses_merchant_chain_idx").on(t.merchantId, t.chainId)],
+);
+
+/** Fixed-window request counters shared by every API replica (api/middleware/rate-limit.ts). */
+export const rateLimits = pgTable(
+  "rate_limits",
+  {
+    key: text("key").notNull(),
+    windowStart: ts("window_start").notNull(),
+    hits: integer("hits").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.key, t.windowStart] })],
 );

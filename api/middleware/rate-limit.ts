@@ -1,7 +1,10 @@
+import { createHash } from "node:crypto";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { rateLimiter } from "hono-rate-limiter";
-import type { Context } from "hono";
-import type { AppEnv } from "../context.js";
+import { createMiddleware } from "hono/factory";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppDeps, AppEnv } from "../context.js";
+import { PostgresStore } from "./rate-limit-store.js";
 
 const clientIp = (c: Context) => {
   try {
@@ -11,17 +14,35 @@ const clientIp = (c: Context) => {
   }
 };
 
+// Keys are stored, so an API key only ever appears hashed.
+const hashed = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, 32);
+
 /**
- * Per-minute limits of the spec, keyed by API key (or by IP for public routes). 429 with
- * `{error}` and draft-7 `RateLimit`/`Retry-After` headers. Counters live in this process:
- * behind N API replicas the effective limit is N times higher (documented in the README).
+ * Per-minute limits of the spec, keyed by API key (or by IP for public routes), counted in
+ * Postgres so the limit holds across API replicas. 429 with `{error}` and draft-7
+ * `RateLimit`/`RateLimit-Policy` and `Retry-After` headers.
  */
-export function perMinute(limit: number, by: "key" | "ip" = "key") {
-  return rateLimiter<AppEnv>({
-    windowMs: 60_000,
-    limit,
-    standardHeaders: "draft-7",
-    keyGenerator: (c) => (by === "key" ? `k:${c.req.header("x-api-key") ?? clientIp(c)}` : `ip:${clientIp(c)}`),
-    handler: (c) => c.json({ error: "Too many requests" }, 429),
+export function perMinute(limit: number, by: "key" | "ip" = "key"): MiddlewareHandler<AppEnv> {
+  // Routes are defined once, apps (and databases) can be several: one limiter per app's deps.
+  const limiters = new WeakMap<AppDeps, MiddlewareHandler<AppEnv>>();
+  const scope = `${by}:${limit}`;
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const deps = c.var.deps;
+    let limiter = limiters.get(deps);
+    if (!limiter) {
+      limiter = rateLimiter<AppEnv>({
+        windowMs: 60_000,
+        limit,
+        standardHeaders: "draft-7",
+        store: new PostgresStore(deps.db, deps.now),
+        keyGenerator: (c) => {
+          const key = c.req.header("x-api-key");
+          return `${scope}:${c.req.routePath}:${by === "key" && key ? `k:${hashed(key)}` : `ip:${clientIp(c)}`}`;
+        },
+        handler: (c) => c.json({ error: "Too many requests" }, 429),
+      });
+      limiters.set(deps, limiter);
+    }
+    return limiter(c, next);
   });
 }
