@@ -115,6 +115,8 @@ export const payments = pgTable(
     withdrawnUnits: units("withdrawn_units"),
     withdrawalTxHash: text("withdrawal_tx_hash"),
     failureReason: text("failure_reason"),
+    /** Newest Gas Tank ledger entry seen when this payment was last found short of gas (awaiting_gas rechecks only after a newer one). */
+    gasCheckedLedgerId: numeric("gas_checked_ledger_id", { precision: 20, scale: 0 }),
     terminalId: uuid("terminal_id").references(() => terminals.id),
     expiresAt: ts("expires_at").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),

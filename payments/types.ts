@@ -36,6 +36,7 @@ export type PaymentRow = {
   withdrawn_units: string | null;
   withdrawal_tx_hash: string | null;
   failure_reason: string | null;
+  gas_checked_ledger_id: string | null;
   terminal_id: string | null;
   expires_at: Date;
   created_at: Date;

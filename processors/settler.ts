@@ -29,8 +29,14 @@ function settlerAccount(deps: AppDeps): PrivateKeyAccount {
  * the payment to awaiting_gas, from which it resumes by itself once the tank is funded.
  */
 async function reserve(deps: AppDeps, chain: ActiveChain): Promise<void> {
+  // A payment short of gas is looked at again only once its merchant's ledger has a newer entry.
   const { rows } = await deps.db.pool.query<PaymentRow>(
-    `SELECT * FROM payments WHERE chain_id = $1 AND status IN ('paid', 'awaiting_gas') ORDER BY paid_at LIMIT 200`,
+    `SELECT * FROM payments p
+      WHERE p.chain_id = $1
+        AND (p.status = 'paid'
+             OR (p.status = 'awaiting_gas' AND EXISTS (
+                   SELECT 1 FROM ledger_entries l WHERE l.merchant_id = p.merchant_id AND l.id > COALESCE(p.gas_checked_ledger_id, 0))))
+      ORDER BY p.paid_at LIMIT 200`,
     [chain.chainId],
   );
   for (const p of rows) {
@@ -41,11 +47,14 @@ async function reserve(deps: AppDeps, chain: ActiveChain): Promise<void> {
         const need = BigInt(p.gas_tank_fee_micros);
         const balance = await gasTankBalance(client, p.merchant_id);
         if (balance < need) {
-          if (p.status === "paid")
+          const seen = (await client.query(`SELECT COALESCE(max(id), 0)::text AS id FROM ledger_entries WHERE merchant_id = $1`, [p.merchant_id])).rows[0].id;
+          if (p.status === "awaiting_gas") await client.query(`UPDATE payments SET gas_checked_ledger_id = $2 WHERE id = $1`, [p.id, seen]);
+          else
             await transition(client, p.id, {
               from: ["paid"],
               to: "awaiting_gas",
               reason: "Gas Tank balance insufficient",
+              set: { gas_checked_ledger_id: seen },
               now,
               event: {
                 name: "payment.awaiting_gas",

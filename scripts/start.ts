@@ -75,6 +75,13 @@ try {
   log(`processors  ${allProcessors().map((p) => p.name).join(", ") || "none"}`);
   console.log(`\nDemo merchant API key: ${demoKey}`);
   console.log(`  curl -H "x-api-key: ${demoKey}" ${deps.config.baseUrl}/balance`);
+  const demoChain = deps.chains.find((c) => c.tokens.some((t) => t.symbol === "USDT"));
+  const demoToken = demoChain?.tokens.find((t) => t.symbol === "USDT");
+  if (demoChain && demoToken)
+    console.log(
+      `  curl -H "x-api-key: ${demoKey}" -H "content-type: application/json" ${deps.config.baseUrl}/payments \\\n` +
+        `    -d '{"merchant":"0x000000000000000000000000000000000000dEaD","chainId":"${demoChain.chainId}","token":"${demoToken.address}","amount":"10","orderId":"demo-1","gasless":true}'`,
+    );
   await stack.ponder?.waitReady(300_000);
   console.log(`\nReady in ${((Date.now() - t0) / 1000).toFixed(1)} s. Ctrl-C stops everything.`);
 } catch (e) {

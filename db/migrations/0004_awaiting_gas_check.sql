@@ -1,0 +1,1 @@
+ALTER TABLE "payments" ADD COLUMN "gas_checked_ledger_id" numeric(20, 0);
