@@ -140,3 +140,13 @@ describe("usd18ToMicrosCeil", () => {
     expect(usd18ToMicrosCeil(0n)).toBe(0n);
   });
 });
+
+describe("formatAmount fixed", () => {
+  it("keeps every decimal place", () => {
+    expect(formatAmount(5_000_000n, 6, { fixed: true })).toBe("5.000000");
+    expect(formatAmount(900_000n, 6, { fixed: true })).toBe("0.900000");
+    expect(formatAmount(0n, 6, { fixed: true })).toBe("0.000000");
+    expect(formatAmount(-1n, 6, { fixed: true })).toBe("-0.000001");
+    expect(formatAmount(12n, 0, { fixed: true })).toBe("12");
+  });
+});

@@ -81,13 +81,15 @@ export function parsePositiveAmount(decimal: unknown, decimals: number): bigint 
  * Smallest units to a human decimal string without trailing zeros: (12500000n, 6) -> "12.5",
  * (0n, 6) -> "0", (1n, 18) -> "0.000000000000000001". Negative values get a leading "-".
  */
-export function formatAmount(units: bigint, decimals: number): string {
+export function formatAmount(units: bigint, decimals: number, opts: { fixed?: boolean } = {}): string {
   checkDecimals(decimals);
   const neg = units < 0n;
   const abs = neg ? -units : units;
   const base = 10n ** BigInt(decimals);
   const whole = abs / base;
-  const frac = decimals === 0 ? "" : (abs % base).toString().padStart(decimals, "0").replace(/0+$/, "");
+  const padded = decimals === 0 ? "" : (abs % base).toString().padStart(decimals, "0");
+  // `fixed` keeps every decimal place ("5.000000"), for balances quoted "with 6 decimals".
+  const frac = opts.fixed ? padded : padded.replace(/0+$/, "");
   return `${neg ? "-" : ""}${whole}${frac ? `.${frac}` : ""}`;
 }
 

@@ -3,9 +3,9 @@ import { getCookie } from "hono/cookie";
 import { merchantIdForSession, SESSION_COOKIE } from "../../lib/sessions.js";
 import { createPayment } from "../../payments/create.js";
 import { ensureGasTankAddress, gasTankBalance, gasTankTokens, GAS_TANK_DECIMALS } from "../../payments/gas-tank.js";
+import { formatAmount } from "../../lib/money.js";
 import { listPayments } from "../../payments/list.js";
 import { promoStatus } from "../../payments/promo.js";
-import { fmt } from "../../payments/serialize.js";
 import { validateCreatePayment } from "../../payments/validate-create.js";
 import { verifyPayment } from "../../payments/verify.js";
 import { requestWithdraw } from "../../payments/withdraw.js";
@@ -71,7 +71,7 @@ payments.get("/balance", perMinute(60), requireApiKey(), async (c) => {
     const address = await ensureGasTankAddress(deps, chain, merchant.id);
     depositAddresses.push({ chainId: chain.chainId, address, tokens: tokens.map((t) => ({ symbol: t.symbol, address: t.address })) });
   }
-  return c.json({ balance: fmt(balance, GAS_TANK_DECIMALS), depositAddresses });
+  return c.json({ balance: formatAmount(balance, GAS_TANK_DECIMALS, { fixed: true }), depositAddresses });
 });
 
 payments.get("/promo-status", requireApiKey(), async (c) => {

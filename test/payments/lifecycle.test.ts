@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseEther, parseUnits, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { formatAmount } from "../../lib/money.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -55,7 +56,7 @@ async function webhookEvents(paymentId: string) {
 describe("Gas Tank mode", () => {
   it("pays in full -> completed; the merchant receives the whole amount and the Gas Tank pays the fees", async () => {
     await fundGasTank(137, "5");
-    await waitFor(async () => (await balance()) === "5", { ...WAIT, what: "Gas Tank credit" });
+    await waitFor(async () => (await balance()) === "5.000000", { ...WAIT, what: "Gas Tank credit" });
     const chain = chainOf(137);
     const h = chainHelpers(chain);
     const usdc = h.token("USDC");
@@ -76,7 +77,7 @@ describe("Gas Tank mode", () => {
     const { rows } = await svc.deps.db.pool.query(`SELECT gas_tank_fee_micros FROM payments WHERE id = $1`, [id]);
     const fee = BigInt(rows[0].gas_tank_fee_micros);
     expect(fee).toBeGreaterThanOrEqual(100_000n);
-    expect(await balance()).toBe((Number(5_000_000n - fee) / 1e6).toString());
+    expect(await balance()).toBe(formatAmount(5_000_000n - fee, 6, { fixed: true }));
   });
 
   it("Gas Tank empty -> awaiting_gas -> funded -> completed (no payment lost)", async () => {
@@ -96,7 +97,7 @@ describe("Gas Tank mode", () => {
     await fundGasTank(777177, "1", m.apiKey);
     await waitFor(async () => (await get(id, m.apiKey)).status === "completed", { ...WAIT, what: "completed after funding" });
     expect(await h.balanceOf("USDC", to)).toBe(parseUnits("3", 6));
-    expect(await balance(m.apiKey)).toBe("0.9");
+    expect(await balance(m.apiKey)).toBe("0.900000");
   });
 });
 

@@ -239,7 +239,7 @@ describe("payment webhooks, end to end", () => {
   });
 
   it.concurrent("(3) a merchant with an empty Gas Tank -> payment.awaiting_gas with the top-up figures", async () => {
-    expect((await svc.http("GET", "/balance", { apiKey: shopA.apiKey })).body.balance).toBe("0");
+    expect((await svc.http("GET", "/balance", { apiKey: shopA.apiKey })).body.balance).toBe("0.000000");
     const h = chainHelpers(chain());
     const id = await create(shopA.apiKey, { merchant: payout(), token: h.token("USDC").address, amount: "3" });
     const p = await get(id, shopA.apiKey);
