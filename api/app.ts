@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "./context.js";
 import { auth } from "./routes/auth.js";
+import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
 import { payPage } from "./routes/pay-page.js";
 import { payments } from "./routes/payments.js";
@@ -15,6 +16,7 @@ export function createApp(deps: AppDeps) {
   api.route("/", payments);
   api.route("/", webhooks);
   api.route("/", auth);
+  api.route("/", graphqlRoute);
 
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
