@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { guardChild, stopChild } from "./child.js";
 import { freePort } from "./ports.js";
 
 const require = createRequire(import.meta.url);
@@ -47,10 +48,7 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr += d.toString()));
   const rpcUrl = `http://127.0.0.1:${port}`;
-  // If this process dies without stopping us (kill, crash), do not leave the child behind.
-  const orphanGuard = () => child.kill("SIGTERM");
-  process.once("exit", orphanGuard);
-  child.once("exit", () => process.off("exit", orphanGuard));
+  guardChild(child);
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`anvil (chain ${opts.chainId}) exited: ${stderr}`);
@@ -73,12 +71,6 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
     port,
     rpcUrl,
     process: child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 3000).unref();
-      }),
+    stop: () => stopChild(child, 3000),
   };
 }

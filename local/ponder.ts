@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { guardChild, stopChild } from "./child.js";
 import { freePort } from "./ports.js";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
@@ -43,10 +44,7 @@ export async function startPonder(opts: {
     },
   );
   const url = `http://127.0.0.1:${port}`;
-  // If this process dies without stopping us (kill, crash), do not leave the child behind.
-  const orphanGuard = () => child.kill("SIGTERM");
-  process.once("exit", orphanGuard);
-  child.once("exit", () => process.off("exit", orphanGuard));
+  guardChild(child);
   return {
     url,
     port,
@@ -62,12 +60,6 @@ export async function startPonder(opts: {
       }
       throw new Error(`ponder not ready after ${timeoutMs} ms`);
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
-      }),
+    stop: () => stopChild(child, 10_000),
   };
 }

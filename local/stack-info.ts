@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { isAlive } from "./child.js";
 
 /** What the running local stack publishes for the CLI and scripts (.data/stack.json). */
 export type StackInfo = { databaseUrl: string; apiUrl: string; ponderUrl: string; chains: { chainId: number; rpcUrl: string }[]; pid: number };
@@ -15,12 +16,7 @@ export function writeStackInfo(info: StackInfo) {
 export function readStackInfo(): StackInfo | undefined {
   if (!fs.existsSync(file())) return undefined;
   const info = JSON.parse(fs.readFileSync(file(), "utf8")) as StackInfo;
-  try {
-    process.kill(info.pid, 0);
-    return info;
-  } catch {
-    return undefined;
-  }
+  return isAlive(info.pid) ? info : undefined;
 }
 
 export function removeStackInfo() {

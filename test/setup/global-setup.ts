@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { isAlive } from "../../local/child.js";
 import { startStack } from "../../local/stack.js";
 import { stopStalePostmaster } from "../../local/postgres.js";
 
@@ -12,21 +13,13 @@ declare module "vitest" {
 
 const ROOT = path.resolve(".data/test");
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Runs killed with -9 leave a postmaster and a data dir behind: clean those up (never a live run's). */
 async function cleanStaleRuns() {
   if (!fs.existsSync(ROOT)) return;
   for (const name of fs.readdirSync(ROOT)) {
     const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
-    if (!pid || alive(pid)) continue;
+    if (!pid || isAlive(pid)) continue;
     await stopStalePostmaster(path.join(ROOT, name, "postgres"));
     fs.rmSync(path.join(ROOT, name), { recursive: true, force: true });
   }
