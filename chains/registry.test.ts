@@ -1,0 +1,66 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { CHAINS, chainInfo, SUPPORTED_CHAIN_IDS } from "./registry.js";
+import { activeChains, findToken } from "./runtime.js";
+
+describe("registry: the spec's networks and tokens", () => {
+  it("has exactly the eight chain ids of the spec", () => {
+    expect([...SUPPORTED_CHAIN_IDS].sort((a, b) => a - b)).toEqual([1, 56, 137, 8453, 42161, 777177, 777178, 11155111]);
+  });
+
+  it("lists each chain's tokens with the spec's decimals", () => {
+    const table = Object.fromEntries(CHAINS.map((c) => [c.chainId, [c.native && `${c.native.symbol}:18`, ...c.tokens.map((t) => `${t.symbol}:${t.decimals}`)].filter(Boolean)]));
+    expect(table).toEqual({
+      1: ["ETH:18", "USDT:6", "USDC:6", "CPAY:18"],
+      137: ["MATIC:18", "USDT0:6", "USDC:6"],
+      56: ["BNB:18", "USDT:18", "USDC:18", "XRP:18", "TRX:6"],
+      8453: ["ETH:18", "USDC:6"],
+      42161: ["ETH:18", "USDT:6", "USDC:6"],
+      777178: ["USDT:6", "USDC:6"],
+      11155111: ["ETH:18", "USDT:6", "USDC:6"],
+      777177: ["USDT:6", "USDC:6"],
+    });
+  });
+
+  it("prices USDT0 as USDT on the oracle and covers only 1, 137, 56, 8453 in the price index", () => {
+    expect(chainInfo(137)!.tokens.find((t) => t.symbol === "USDT0")!.oracleSymbol).toBe("USDT");
+    expect(CHAINS.filter((c) => c.priceIndexed).map((c) => c.chainId).sort((a, b) => a - b)).toEqual([1, 56, 137, 8453]);
+  });
+});
+
+describe("runtime: which chains this process serves", () => {
+  it("serves only chains with RPC_URL_<chainId>", () => {
+    expect(activeChains({})).toEqual([]);
+    const chains = activeChains({ RPC_URL_1: "http://eth", RPC_URL_56: "http://bsc" });
+    expect(chains.map((c) => c.chainId)).toEqual([1, 56]);
+    // Well-known addresses where the registry has them; the service token has none until configured.
+    expect(chains[0]!.tokens.map((t) => t.symbol)).toEqual(["USDT", "USDC"]);
+    expect(findToken(chains[1]!, "0x55d398326f99059ff775485246999027b3197955")?.decimals).toBe(18);
+    expect(findToken(chains[0]!, "0x0000000000000000000000000000000000000000")?.symbol).toBe("ETH");
+  });
+
+  it("takes addresses from the environment first, then the deployments file", () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "deployments-")), "d.json");
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        chains: {
+          "777177": { chainId: 777177, factory: "0x1000000000000000000000000000000000000001", tokens: { USDT: "0x2000000000000000000000000000000000000002", USDC: "0x3000000000000000000000000000000000000003" }, startBlock: 7 },
+        },
+      }),
+    );
+    const [c] = activeChains({
+      RPC_URL_777177: "http://local",
+      DEPLOYMENTS_FILE: file,
+      TOKEN_ADDRESS_777177_USDC: "0x4000000000000000000000000000000000000004",
+    });
+    expect(c!.factory).toBe("0x1000000000000000000000000000000000000001");
+    expect(c!.startBlock).toBe(7);
+    expect(c!.tokens.map((t) => [t.symbol, t.address])).toEqual([
+      ["USDT", "0x2000000000000000000000000000000000000002"],
+      ["USDC", "0x4000000000000000000000000000000000000004"],
+    ]);
+  });
+});
