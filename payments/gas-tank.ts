@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { AppDeps } from "../api/context.js";
 import type { ActiveChain } from "../chains/runtime.js";
 import { GAS_TANK_DECIMALS } from "../lib/fees.js";
+import { formatAmount } from "../lib/money.js";
 import { computeWalletAddress, gasTankSalt } from "../lib/wallet-address.js";
 
 /** Gas Tank amounts are USDT with 6 decimals ("micros"). */
@@ -58,4 +59,17 @@ export async function creditGasTankDeposits(deps: AppDeps, chain: ActiveChain, l
     credited += rowCount ?? 0;
   }
   return credited;
+}
+
+/** The merchant's Gas Tank as GET /balance shows it: balance with all 6 decimal places, and where to fund it. */
+export async function gasTankView(deps: AppDeps, merchantId: string) {
+  const balance = await gasTankBalance(deps.db.pool, merchantId);
+  const depositAddresses = [];
+  for (const chain of deps.chains) {
+    const tokens = gasTankTokens(chain);
+    if (!chain.factory || tokens.length === 0) continue;
+    const address = await ensureGasTankAddress(deps, chain, merchantId);
+    depositAddresses.push({ chainId: chain.chainId, address, tokens: tokens.map((t) => ({ symbol: t.symbol, address: t.address })) });
+  }
+  return { balance: formatAmount(balance, GAS_TANK_DECIMALS, { fixed: true }), depositAddresses };
 }

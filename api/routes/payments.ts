@@ -2,8 +2,7 @@ import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { merchantIdForSession, SESSION_COOKIE } from "../../lib/sessions.js";
 import { createPayment } from "../../payments/create.js";
-import { ensureGasTankAddress, gasTankBalance, gasTankTokens, GAS_TANK_DECIMALS } from "../../payments/gas-tank.js";
-import { formatAmount } from "../../lib/money.js";
+import { gasTankView } from "../../payments/gas-tank.js";
 import { listPayments } from "../../payments/list.js";
 import { promoStatus } from "../../payments/promo.js";
 import { validateCreatePayment } from "../../payments/validate-create.js";
@@ -60,19 +59,7 @@ payments.get("/payments/verify", async (c) => {
 });
 
 /** GET /balance: Gas Tank balance (USDT, 6 decimals) and, beyond the spec, where to fund it. */
-payments.get("/balance", perMinute(60), requireApiKey(), async (c) => {
-  const deps = c.var.deps;
-  const merchant = c.var.merchant;
-  const balance = await gasTankBalance(deps.db.pool, merchant.id);
-  const depositAddresses = [];
-  for (const chain of deps.chains) {
-    const tokens = gasTankTokens(chain);
-    if (!chain.factory || tokens.length === 0) continue;
-    const address = await ensureGasTankAddress(deps, chain, merchant.id);
-    depositAddresses.push({ chainId: chain.chainId, address, tokens: tokens.map((t) => ({ symbol: t.symbol, address: t.address })) });
-  }
-  return c.json({ balance: formatAmount(balance, GAS_TANK_DECIMALS, { fixed: true }), depositAddresses });
-});
+payments.get("/balance", perMinute(60), requireApiKey(), async (c) => c.json(await gasTankView(c.var.deps, c.var.merchant.id)));
 
 payments.get("/promo-status", requireApiKey(), async (c) => {
   return c.json({ freeTransactions: await promoStatus(c.var.deps.db.pool, c.var.merchant) });

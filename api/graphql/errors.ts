@@ -1,0 +1,56 @@
+import { GraphQLError } from "graphql";
+
+/**
+ * `extensions.code` of every error of the GraphQL API. Field errors also carry `extensions.http`,
+ * the status the REST API answers for the same failure. The HTTP status of a response that was
+ * executed is 200 whatever its field errors (see docs/graphql.md).
+ */
+export const CODE_BY_STATUS: Record<number, string> = {
+  400: "BAD_USER_INPUT",
+  401: "UNAUTHENTICATED",
+  404: "NOT_FOUND",
+  409: "CONFLICT",
+  429: "RATE_LIMITED",
+  500: "INTERNAL_SERVER_ERROR",
+  503: "SERVICE_UNAVAILABLE",
+};
+
+/** A field error with REST's message and status. */
+export function apiError(message: string, http: number, code = CODE_BY_STATUS[http] ?? "INTERNAL_SERVER_ERROR", extra: Record<string, unknown> = {}) {
+  return new GraphQLError(message, { extensions: { code, http, ...extra } });
+}
+
+export const unauthenticated = () => apiError("Unauthorized", 401);
+
+/** Request errors (the document is never executed). */
+export const REQUEST_ERROR_CODES = {
+  badRequest: "BAD_REQUEST",
+  tooLarge: "PAYLOAD_TOO_LARGE",
+  parse: "GRAPHQL_PARSE_FAILED",
+  validation: "GRAPHQL_VALIDATION_FAILED",
+  variables: "BAD_USER_INPUT",
+  method: "METHOD_NOT_ALLOWED",
+} as const;
+
+export type ErrorJson = { message: string; locations?: unknown; path?: unknown; extensions: Record<string, unknown> };
+
+/** A GraphQL error as JSON, with a code (its own, or `code` when it has none). */
+export function errorJson(e: GraphQLError, code: string): ErrorJson {
+  const json = e.toJSON();
+  return { ...json, extensions: { code, ...json.extensions } };
+}
+
+/** A request error that has no GraphQLError behind it (bad HTTP request, limits). */
+export const requestError = (message: string, code: string): ErrorJson => ({ message, extensions: { code } });
+
+/**
+ * Errors thrown by resolvers that are not GraphQLErrors are bugs or outages (a database error, an
+ * RPC failure): logged, and answered like REST's 500 without leaking their text.
+ */
+export function maskUnexpected(e: GraphQLError): ErrorJson {
+  if (e.originalError && !(e.originalError instanceof GraphQLError)) {
+    console.error("[graphql]", e.path?.join(".") ?? "", e.originalError);
+    return errorJson(new GraphQLError("Internal server error", { nodes: e.nodes, path: e.path, extensions: { code: "INTERNAL_SERVER_ERROR", http: 500 } }), "INTERNAL_SERVER_ERROR");
+  }
+  return errorJson(e, "INTERNAL_SERVER_ERROR");
+}

@@ -1,0 +1,135 @@
+import { createHash } from "node:crypto";
+import { GraphQLError, Kind, getIntrospectionQuery, parse, type ASTVisitor, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from "graphql";
+import type { AppDeps } from "../context.js";
+import { PostgresStore } from "../middleware/rate-limit-store.js";
+import { apiError } from "./errors.js";
+
+/** Largest GraphQL document accepted, in UTF-8 bytes (20 kB). */
+export const MAX_DOCUMENT_BYTES = 20 * 1024;
+/** Largest POST body (document plus variables), in bytes. */
+export const MAX_BODY_BYTES = 64 * 1024;
+/** Deepest selection accepted: a root field is depth 1, `payments { data { token { symbol } } }` is 4. */
+export const MAX_DEPTH = 8;
+/** Most root fields (aliases included) one operation may ask for: aliased `payments(limit: 100)` calls add up. */
+export const MAX_ROOT_FIELDS = 10;
+
+const INTROSPECTION_ROOTS = new Set(["__schema", "__type"]);
+
+type Fragments = (name: string) => FragmentDefinitionNode | undefined;
+
+/**
+ * Depth of the deepest field of a selection set (fields count, fragments do not). Fragment depths
+ * are memoized, so a document that spreads fragments into each other many times costs linear time;
+ * a cycle counts 0 here (NoFragmentCyclesRule rejects it anyway).
+ */
+function depthOf(set: SelectionSetNode, fragments: Fragments, memo: Map<string, number>): number {
+  let max = 0;
+  for (const s of set.selections) {
+    let d = 0;
+    if (s.kind === Kind.FIELD) d = 1 + (s.selectionSet ? depthOf(s.selectionSet, fragments, memo) : 0);
+    else if (s.kind === Kind.INLINE_FRAGMENT) d = depthOf(s.selectionSet, fragments, memo);
+    else {
+      const name = s.name.value;
+      if (!memo.has(name)) {
+        memo.set(name, 0);
+        const f = fragments(name);
+        if (f) memo.set(name, depthOf(f.selectionSet, fragments, memo));
+      }
+      d = memo.get(name)!;
+    }
+    if (d > max) max = d;
+  }
+  return max;
+}
+
+/**
+ * Depth of an operation's selection set, split between the data fields and the introspection
+ * root fields (`__schema`, `__type`), which can only appear at the root.
+ */
+function operationDepth(set: SelectionSetNode, fragments: Fragments, memo: Map<string, number>, seen = new Set<string>()) {
+  let data = 0;
+  let introspection = 0;
+  for (const s of set.selections) {
+    if (s.kind === Kind.FIELD) {
+      const d = 1 + (s.selectionSet ? depthOf(s.selectionSet, fragments, memo) : 0);
+      if (INTROSPECTION_ROOTS.has(s.name.value)) introspection = Math.max(introspection, d);
+      else data = Math.max(data, d);
+      continue;
+    }
+    let inner: SelectionSetNode | undefined;
+    if (s.kind === Kind.INLINE_FRAGMENT) inner = s.selectionSet;
+    else if (!seen.has(s.name.value)) {
+      seen.add(s.name.value);
+      inner = fragments(s.name.value)?.selectionSet;
+    }
+    if (!inner) continue;
+    const d = operationDepth(inner, fragments, memo, seen);
+    data = Math.max(data, d.data);
+    introspection = Math.max(introspection, d.introspection);
+  }
+  return { data, introspection };
+}
+
+/**
+ * How deep introspection may go: exactly as deep as graphql-js's own full introspection query
+ * (the one GraphiQL and code generators send), which needs more than MAX_DEPTH for its nested
+ * `ofType`s. Introspection is only allowed outside production (see the route).
+ */
+export const MAX_INTROSPECTION_DEPTH = (() => {
+  const doc = parse(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }));
+  const fragments = new Map(doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]));
+  let max = 0;
+  for (const d of doc.definitions)
+    if (d.kind === Kind.OPERATION_DEFINITION) max = Math.max(max, operationDepth(d.selectionSet, (n) => fragments.get(n), new Map()).introspection);
+  return max;
+})();
+
+/** Validation rule: operations deeper than MAX_DEPTH (introspection: MAX_INTROSPECTION_DEPTH) are refused. */
+export function depthLimitRule(context: ValidationContext): ASTVisitor {
+  const memo = new Map<string, number>();
+  const fragments: Fragments = (name) => context.getFragment(name) ?? undefined;
+  return {
+    OperationDefinition(node) {
+      const d = operationDepth(node.selectionSet, fragments, memo);
+      if (d.data > MAX_DEPTH)
+        context.reportError(new GraphQLError(`Query is too deep: depth ${d.data} exceeds the limit of ${MAX_DEPTH}`, { nodes: node }));
+      const roots = node.selectionSet.selections.filter((s) => s.kind === Kind.FIELD && !s.name.value.startsWith("__")).length;
+      if (roots > MAX_ROOT_FIELDS)
+        context.reportError(new GraphQLError(`Too many root fields: ${roots} exceeds the limit of ${MAX_ROOT_FIELDS}`, { nodes: node }));
+      if (d.introspection > MAX_INTROSPECTION_DEPTH)
+        context.reportError(new GraphQLError(`Introspection query is too deep: depth ${d.introspection} exceeds the limit of ${MAX_INTROSPECTION_DEPTH}`, { nodes: node }));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rate limits. perMinute() (api/middleware/rate-limit.ts) limits whole HTTP requests: as route
+// middleware on POST /graphql it would count every query too. So the limited fields count
+// themselves, in the same Postgres store, with the same window (one minute), the same per-key (or,
+// without a key, per-IP) buckets and the same limits as their REST routes. Each limited field of a
+// document counts once (two aliased createPayment calls count two). The buckets are the GraphQL
+// API's own: REST and GraphQL each allow 100 creations a minute per key.
+
+const WINDOW_MS = 60_000;
+const stores = new WeakMap<AppDeps, PostgresStore>();
+const hashed = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, 32);
+
+export type RateLimitedField = "createPayment" | "balance";
+export const FIELD_LIMITS: Record<RateLimitedField, number> = { createPayment: 100, balance: 60 };
+
+/** Counts one call of `field`; throws `Too many requests` (RATE_LIMITED, http 429) beyond its limit. */
+export async function countCall(deps: AppDeps, field: RateLimitedField, who: { apiKey?: string; clientIp: string }): Promise<void> {
+  let store = stores.get(deps);
+  if (!store) {
+    store = new PostgresStore(deps.db, deps.now);
+    store.init({ windowMs: WINDOW_MS });
+    stores.set(deps, store);
+  }
+  const limit = FIELD_LIMITS[field];
+  const bucket = who.apiKey ? `k:${hashed(who.apiKey)}` : `ip:${who.clientIp}`;
+  const { totalHits, resetTime } = await store.increment(`key:${limit}:/api/graphql#${field}:${bucket}`);
+  if (totalHits > limit) {
+    const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? deps.now() + WINDOW_MS) - deps.now()) / 1000));
+    throw apiError("Too many requests", 429, "RATE_LIMITED", { retryAfter });
+  }
+}
