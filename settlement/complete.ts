@@ -1,4 +1,3 @@
-import { formatUnits } from "viem";
 import type { AppDeps } from "../api/context.js";
 import type { ActiveChain } from "../chains/runtime.js";
 import { withTransaction } from "../db/client.js";

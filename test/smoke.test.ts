@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keccak256, parseUnits, toBytes, type Address } from "viem";
+import { keccak256, parseUnits, toBytes } from "viem";
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { walletFactoryAbi } from "../abis/WalletFactory.js";
 import { LOCAL_ROLES } from "../local/accounts.js";

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../api/app.js";
 import { withTransaction } from "../../db/client.js";
 import { enqueuePaymentWebhook, enqueueVaultWebhook } from "../../lib/webhooks/outbox.js";
