@@ -36,7 +36,7 @@ it("GET /api/health reports the database, each chain's latest block and indexer 
   for (const c of body.indexer.chains) {
     expect(c.lagBlocks).toBe(Math.max(0, c.latestBlock - c.indexedBlock));
   }
-  // Progress is live: the indexed block moves on with the chain (0.5 s blocks).
+  // Progress is live: the indexed block moves on with the chain (1 s blocks).
   await waitFor(async () => {
     const later = await health();
     return later.body.indexer.chains.every((c: any) => c.indexedBlock > body.indexer.chains.find((x: any) => x.chainId === c.chainId).indexedBlock);

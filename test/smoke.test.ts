@@ -21,7 +21,7 @@ const cases = [
 ];
 
 describe.each(cases)("chain $chainId $symbol ($note)", ({ chainId, symbol }) => {
-  it("indexes the deposit, deploys and sweeps the wallet, indexes the sweep", async () => {
+  it("indexes the deposit, deploys and sweeps the wallet, indexes the sweep", { timeout: 300_000 }, async () => {
     const chain = deps.chains.find((c) => c.chainId === chainId)!;
     const h = chainHelpers(chain);
     const token = h.token(symbol);
@@ -38,7 +38,7 @@ describe.each(cases)("chain $chainId $symbol ($note)", ({ chainId, symbol }) => 
     const v = deps.db.viewsSchema;
     const row = await waitFor(
       async () => (await deps.db.pool.query(`SELECT * FROM "${v}".transfer WHERE chain_id = $1 AND "to" = $2`, [chainId, wallet.toLowerCase()])).rows[0],
-      { what: "indexed transfer" },
+      { what: "indexed transfer", timeout: 120_000 },
     );
     expect(BigInt(row.amount)).toBe(amount);
     expect(row.token).toBe(token.address.toLowerCase());
@@ -57,7 +57,7 @@ describe.each(cases)("chain $chainId $symbol ($note)", ({ chainId, symbol }) => 
 
     const swept = await waitFor(
       async () => (await deps.db.pool.query(`SELECT * FROM "${v}".sweep WHERE chain_id = $1 AND wallet = $2`, [chainId, wallet.toLowerCase()])).rows[0],
-      { what: "indexed sweep" },
+      { what: "indexed sweep", timeout: 120_000 },
     );
     expect(BigInt(swept.amount)).toBe(amount - fee);
     expect(BigInt(swept.fee)).toBe(fee);

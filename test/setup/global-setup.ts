@@ -36,7 +36,8 @@ export default async function setup(project: TestProject) {
     fresh: true,
     persistent: false,
     chainIds: [137, 777177],
-    blockTime: 0.5,
+    // 1 s blocks: Ponder spends ~125 ms of CPU per block, and 2 cores are shared with the tests.
+    blockTime: 1,
     databaseUrl: process.env.TEST_DATABASE_URL,
   });
   await stack.ponder!.waitReady(180_000);
