@@ -156,14 +156,7 @@ function payerPage(v: PublicPaymentView, qr: string, nonce: string): string {
   const showPay = v.stage === "awaiting_payment";
   const native = isNativeToken(v.token.address);
   const msg = stageMessage(v);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Pay ${esc(v.amountDue)} ${sym}</title>
-<style nonce="${nonce}">${STYLE}</style>
+  return `${htmlHead(`Pay ${esc(v.amountDue)} ${sym}`, nonce)}
 </head>
 <body>
 <main>
@@ -328,15 +321,20 @@ function payerPage(v: PublicPaymentView, qr: string, nonce: string): string {
 </html>`;
 }
 
-function notFoundPage(nonce: string): string {
+/** Doctype, head and styles shared by every page (`title` must already be escaped). */
+function htmlHead(title: string, nonce: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Payment not found</title>
-<style nonce="${nonce}">${STYLE}</style>
+<title>${title}</title>
+<style nonce="${nonce}">${STYLE}</style>`;
+}
+
+function notFoundPage(nonce: string): string {
+  return `${htmlHead("Payment not found", nonce)}
 </head>
 <body>
 <main>
