@@ -1,9 +1,10 @@
 import { Hono } from "hono";
-import type { AppDeps, AppEnv } from "./context.js";
+import type { AppDeps } from "../core/deps.js";
+import type { AppEnv } from "./context.js";
 import { auth } from "./routes/auth.js";
 import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
-import { payPage } from "./routes/pay-page.js";
+import { payPage } from "../web/pay/page.js";
 import { payments } from "./routes/payments.js";
 import { tokens } from "./routes/tokens.js";
 import { webhooks } from "./routes/webhooks.js";

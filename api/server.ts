@@ -1,5 +1,5 @@
 import { serve, type ServerType } from "@hono/node-server";
-import type { AppDeps } from "./context.js";
+import type { AppDeps } from "../core/deps.js";
 import { createApp } from "./app.js";
 
 export function startApiServer(deps: AppDeps, port = deps.config.PORT, hostname = deps.config.HOST): Promise<{ server: ServerType; port: number; close(): Promise<void> }> {

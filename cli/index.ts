@@ -3,10 +3,10 @@ import { eq, and, isNull } from "drizzle-orm";
 import { createDb } from "../db/client.js";
 import { migrate } from "../db/migrate.js";
 import { terminals } from "../db/schema.js";
-import { createApiKey, createMerchant, createTerminal, listMerchants, type MerchantType } from "../lib/merchants.js";
+import { createApiKey, createMerchant, createTerminal, listMerchants, type MerchantType } from "../modules/merchants/merchants.js";
 import { readStackInfo } from "../local/stack-info.js";
-import { requestWithdraw } from "../payments/withdraw.js";
-import { cliListDeliveries, cliResendDelivery } from "../lib/webhooks/cli.js";
+import { requestWithdraw } from "../modules/payments/withdraw.js";
+import { cliListDeliveries, cliResendDelivery } from "./webhooks.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 

@@ -1,9 +1,9 @@
 import { zeroAddress } from "viem";
-import type { AppDeps } from "../api/context.js";
+import type { AppDeps } from "../core/deps.js";
 import type { ActiveChain } from "../chains/runtime.js";
 import { withTransaction } from "../db/client.js";
-import { transition } from "../payments/state-machine.js";
-import { indexerProgress } from "../lib/indexer-status.js";
+import { transition } from "../modules/payments/state-machine.js";
+import { indexerProgress } from "../db/indexer-status.js";
 import type { Processor } from "./runner.js";
 
 type Seen = { id: string; status: string; due: bigint; previous: bigint; received: bigint; txHash: string | null; block: string | null };

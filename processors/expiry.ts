@@ -1,7 +1,7 @@
 import { zeroAddress } from "viem";
-import type { AppDeps } from "../api/context.js";
+import type { AppDeps } from "../core/deps.js";
 import { withTransaction } from "../db/client.js";
-import { transition } from "../payments/state-machine.js";
+import { transition } from "../modules/payments/state-machine.js";
 import type { Processor } from "./runner.js";
 
 /**

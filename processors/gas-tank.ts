@@ -1,4 +1,4 @@
-import { creditGasTankDeposits } from "../payments/gas-tank.js";
+import { creditGasTankDeposits } from "../modules/gas-tank/gas-tank.js";
 import type { Processor } from "./runner.js";
 
 /** Credits USDT sent to Gas Tank deposit addresses once it is GAS_TANK_CONFIRMATIONS deep (default 3). */

@@ -1,5 +1,5 @@
-import type { AppDeps } from "../api/context.js";
-import { indexerProgress } from "../lib/indexer-status.js";
+import type { AppDeps } from "../core/deps.js";
+import { indexerProgress } from "../db/indexer-status.js";
 
 /**
  * A background job: `run` does one pass and must be safe to repeat (crash, replica, restart).

@@ -1,10 +1,10 @@
-import type { AppDeps } from "../api/context.js";
+import type { AppDeps } from "../core/deps.js";
 import type { ActiveChain } from "../chains/runtime.js";
-import { complete } from "../settlement/complete.js";
-import { reconcile } from "../settlement/reconcile.js";
-import { reserve } from "../settlement/reserve.js";
-import { send } from "../settlement/send.js";
-import { settlerAccount, type SettlerHooks } from "../settlement/shared.js";
+import { complete } from "../modules/settlement/complete.js";
+import { reconcile } from "../modules/settlement/reconcile.js";
+import { reserve } from "../modules/settlement/reserve.js";
+import { send } from "../modules/settlement/send.js";
+import { settlerAccount, type SettlerHooks } from "../modules/settlement/shared.js";
 import type { Processor } from "./runner.js";
 
 export type { SettlerHooks };

@@ -45,7 +45,7 @@ it("GET /api/health reports the database, each chain's latest block and indexer 
 
 it("answers 503 with the failing component when a chain is unreachable", async () => {
   const broken = { ...deps, chains: deps.chains.map((c) => ({ ...c })), clients: new Map(deps.clients) };
-  const { publicClients } = await import("../lib/clients.js");
+  const { publicClients } = await import("../chains/clients.js");
   const bad = publicClients([{ ...broken.chains[0]!, rpcUrl: "http://127.0.0.1:9" }]);
   broken.clients.set(broken.chains[0]!.chainId, bad.get(broken.chains[0]!.chainId)!);
   const srv = await startApiServer(broken, 0);

@@ -3,7 +3,7 @@ import { keccak256, parseUnits, toBytes } from "viem";
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { walletFactoryAbi } from "../abis/WalletFactory.js";
 import { LOCAL_ROLES } from "../local/accounts.js";
-import { computeWalletAddress } from "../lib/wallet-address.js";
+import { computeWalletAddress } from "../chains/deposit-address.js";
 import { chainHelpers, waitFor } from "./helpers/chain.js";
 import { createTestDeps, type TestDeps } from "./helpers/deps.js";
 

@@ -8,7 +8,7 @@ import {
   validate,
   type DocumentNode,
 } from "graphql";
-import type { AppDeps } from "../context.js";
+import type { AppDeps } from "../../core/deps.js";
 import { errorJson, maskUnexpected, REQUEST_ERROR_CODES as CODES, requestError, type ErrorJson } from "./errors.js";
 import { depthLimitRule, MAX_DOCUMENT_BYTES } from "./limits.js";
 import { graphqlContext, rootValue } from "./resolvers.js";

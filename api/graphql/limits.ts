@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { GraphQLError, Kind, getIntrospectionQuery, parse, type ASTVisitor, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from "graphql";
-import type { AppDeps } from "../context.js";
-import { PostgresStore } from "../middleware/rate-limit-store.js";
+import type { AppDeps } from "../../core/deps.js";
+import { rateLimitBucket } from "../middleware/rate-limit.js";
+import { rateLimitStore } from "../middleware/rate-limit-store.js";
 import { apiError } from "./errors.js";
 
 /** Largest GraphQL document accepted, in UTF-8 bytes (20 kB). */
@@ -111,23 +111,15 @@ export function depthLimitRule(context: ValidationContext): ASTVisitor {
 // API's own: REST and GraphQL each allow 100 creations a minute per key.
 
 const WINDOW_MS = 60_000;
-const stores = new WeakMap<AppDeps, PostgresStore>();
-const hashed = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, 32);
 
 export type RateLimitedField = "createPayment" | "balance";
 export const FIELD_LIMITS: Record<RateLimitedField, number> = { createPayment: 100, balance: 60 };
 
 /** Counts one call of `field`; throws `Too many requests` (RATE_LIMITED, http 429) beyond its limit. */
 export async function countCall(deps: AppDeps, field: RateLimitedField, who: { apiKey?: string; clientIp: string }): Promise<void> {
-  let store = stores.get(deps);
-  if (!store) {
-    store = new PostgresStore(deps.db, deps.now);
-    store.init({ windowMs: WINDOW_MS });
-    stores.set(deps, store);
-  }
   const limit = FIELD_LIMITS[field];
-  const bucket = who.apiKey ? `k:${hashed(who.apiKey)}` : `ip:${who.clientIp}`;
-  const { totalHits, resetTime } = await store.increment(`key:${limit}:/api/graphql#${field}:${bucket}`);
+  const bucket = rateLimitBucket(who.apiKey, who.clientIp);
+  const { totalHits, resetTime } = await rateLimitStore(deps, WINDOW_MS).increment(`key:${limit}:/api/graphql#${field}:${bucket}`);
   if (totalHits > limit) {
     const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? deps.now() + WINDOW_MS) - deps.now()) / 1000));
     throw apiError("Too many requests", 429, "RATE_LIMITED", { retryAfter });

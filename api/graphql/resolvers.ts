@@ -1,15 +1,15 @@
-import { createPayment } from "../../payments/create.js";
-import { gasTankView } from "../../payments/gas-tank.js";
-import { listPayments } from "../../payments/list.js";
-import { promoStatus } from "../../payments/promo.js";
-import { validateCreatePayment } from "../../payments/validate-create.js";
-import { requestWithdraw } from "../../payments/withdraw.js";
-import type { AppDeps, Merchant } from "../context.js";
+import { createPayment } from "../../modules/payments/create.js";
+import { gasTankView } from "../../modules/gas-tank/gas-tank.js";
+import { listPayments } from "../../modules/payments/list.js";
+import { promoStatus } from "../../modules/payments/promo.js";
+import { validateCreatePayment } from "../../modules/payments/validate-create.js";
+import { requestWithdraw } from "../../modules/payments/withdraw.js";
+import type { AppDeps, Merchant } from "../../core/deps.js";
+import { isUuid } from "../../core/ids.js";
 import { merchantForKey } from "../middleware/api-key.js";
 import { apiError, unauthenticated } from "./errors.js";
 import { countCall } from "./limits.js";
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Per request: the deps, who is asking, and the merchant of the key (looked up once, when first needed). */
 export type GraphqlContext = {
@@ -88,7 +88,7 @@ export const rootValue = {
   /** POST /v1/payments/{paymentId}/withdraw. */
   async withdrawPayment(args: { paymentId: string }, ctx: GraphqlContext) {
     const merchant = await requireMerchant(ctx);
-    if (!UUID_RE.test(args.paymentId)) throw apiError("Payment not found", 404);
+    if (!isUuid(args.paymentId)) throw apiError("Payment not found", 404);
     const out = await requestWithdraw(ctx.deps.db, merchant.id, args.paymentId, ctx.deps.now());
     if (!out.ok) throw apiError(out.error, out.status);
     return out.data;

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
-import { hashApiKey } from "../../lib/api-keys.js";
-import type { AppEnv, Merchant } from "../context.js";
+import { hashApiKey } from "../../modules/merchants/api-keys.js";
+import type { Merchant } from "../../core/deps.js";
+import type { AppEnv } from "../context.js";
 
 /** Looks up the merchant of an `x-api-key`; null for a missing, unknown or revoked key. */
 export async function merchantForKey(deps: AppEnv["Variables"]["deps"], key: string | undefined): Promise<Merchant | null> {

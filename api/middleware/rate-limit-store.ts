@@ -1,5 +1,6 @@
 import type { ClientRateLimitInfo, Store } from "hono-rate-limiter";
 import type { Db } from "../../db/client.js";
+import type { AppDeps } from "../../core/deps.js";
 
 /**
  * hono-rate-limiter store in Postgres: fixed one-window counters shared by every API replica,
@@ -43,4 +44,17 @@ export class PostgresStore implements Store {
   async resetKey(key: string): Promise<void> {
     await this.db.pool.query(`DELETE FROM rate_limits WHERE key = $1`, [key]);
   }
+}
+
+const stores = new WeakMap<AppDeps, PostgresStore>();
+
+/** One store per app's dependencies (tests run several apps, each on its own schema). */
+export function rateLimitStore(deps: AppDeps, windowMs = 60_000): PostgresStore {
+  let store = stores.get(deps);
+  if (!store) {
+    store = new PostgresStore(deps.db, deps.now);
+    store.init({ windowMs });
+    stores.set(deps, store);
+  }
+  return store;
 }

@@ -3,10 +3,12 @@ import { getConnInfo } from "@hono/node-server/conninfo";
 import { rateLimiter } from "hono-rate-limiter";
 import { createMiddleware } from "hono/factory";
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppDeps, AppEnv } from "../context.js";
-import { PostgresStore } from "./rate-limit-store.js";
+import type { AppDeps } from "../../core/deps.js";
+import type { AppEnv } from "../context.js";
+import { rateLimitStore } from "./rate-limit-store.js";
 
-const clientIp = (c: Context) => {
+/** The caller's address: the socket's, or behind a proxy without one, the first X-Forwarded-For. */
+export const clientIp = (c: Context) => {
   try {
     return getConnInfo(c).remote.address ?? "unknown";
   } catch {
@@ -14,8 +16,10 @@ const clientIp = (c: Context) => {
   }
 };
 
-// Keys are stored, so an API key only ever appears hashed.
-const hashed = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, 32);
+/** The bucket a caller counts in: its API key (stored only hashed), else its address. */
+export function rateLimitBucket(apiKey: string | undefined, ip: string): string {
+  return apiKey ? `k:${createHash("sha256").update(apiKey).digest("hex").slice(0, 32)}` : `ip:${ip}`;
+}
 
 /**
  * Per-minute limits of the spec, keyed by API key (or by IP for public routes), counted in
@@ -34,10 +38,10 @@ export function perMinute(limit: number, by: "key" | "ip" = "key"): MiddlewareHa
         windowMs: 60_000,
         limit,
         standardHeaders: "draft-7",
-        store: new PostgresStore(deps.db, deps.now),
+        store: rateLimitStore(deps),
         keyGenerator: (c) => {
           const key = c.req.header("x-api-key");
-          return `${scope}:${c.req.routePath}:${by === "key" && key ? `k:${hashed(key)}` : `ip:${clientIp(c)}`}`;
+          return `${scope}:${c.req.routePath}:${rateLimitBucket(by === "key" ? key : undefined, clientIp(c))}`;
         },
         handler: (c) => c.json({ error: "Too many requests" }, 429),
       });

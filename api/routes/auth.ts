@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
-import { hashPassword, verifyPassword } from "../../lib/merchants.js";
-import { createSession, deleteSession, SESSION_COOKIE } from "../../lib/sessions.js";
+import { hashPassword, verifyPassword } from "../../modules/merchants/merchants.js";
+import { createSession, deleteSession, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
 import type { AppEnv } from "../context.js";
 
 // The e-mail is only looked up: any address an account was created with must be able to log in.

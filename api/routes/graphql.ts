@@ -1,24 +1,15 @@
-import { getConnInfo } from "@hono/node-server/conninfo";
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "../context.js";
 import { REQUEST_ERROR_CODES as CODES, requestError, type ErrorJson } from "../graphql/errors.js";
 import { executeGraphql, type GraphqlResponse } from "../graphql/execute.js";
 import { MAX_BODY_BYTES } from "../graphql/limits.js";
+import { clientIp } from "../middleware/rate-limit.js";
 
 /** The merchant GraphQL API at /api/graphql (the same operations as the REST routes; docs/graphql.md). */
 export const graphqlRoute = new Hono<AppEnv>();
 
 const GRAPHQL_RESPONSE = "application/graphql-response+json";
-
-// The same client address as the REST rate limiter uses for requests without a key.
-function clientIp(c: Context) {
-  try {
-    return getConnInfo(c).remote.address ?? "unknown";
-  } catch {
-    return c.req.header("x-forwarded-for")?.split(",")[0]?.trim() ?? "unknown";
-  }
-}
 
 /** GraphQL over HTTP: `application/graphql-response+json` when the client asks for it, else `application/json`. */
 function send(c: Context<AppEnv>, r: GraphqlResponse) {

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
-import { indexerProgress } from "../../lib/indexer-status.js";
+import { indexerProgress } from "../../db/indexer-status.js";
 
 /** GET /health: the status of every component (database, each chain, indexer progress, processors). */
 export const health = new Hono<AppEnv>().get("/health", async (c) => {

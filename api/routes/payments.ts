@@ -1,18 +1,18 @@
 import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
-import { merchantIdForSession, SESSION_COOKIE } from "../../lib/sessions.js";
-import { createPayment } from "../../payments/create.js";
-import { gasTankView } from "../../payments/gas-tank.js";
-import { listPayments } from "../../payments/list.js";
-import { promoStatus } from "../../payments/promo.js";
-import { validateCreatePayment } from "../../payments/validate-create.js";
-import { verifyPayment } from "../../payments/verify.js";
-import { requestWithdraw } from "../../payments/withdraw.js";
+import { isUuid } from "../../core/ids.js";
+import { merchantIdForSession, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
+import { createPayment } from "../../modules/payments/create.js";
+import { gasTankView } from "../../modules/gas-tank/gas-tank.js";
+import { listPayments } from "../../modules/payments/list.js";
+import { promoStatus } from "../../modules/payments/promo.js";
+import { validateCreatePayment } from "../../modules/payments/validate-create.js";
+import { verifyPayment } from "../../modules/payments/verify.js";
+import { requestWithdraw } from "../../modules/payments/withdraw.js";
 import { merchantForKey, requireApiKey } from "../middleware/api-key.js";
 import { perMinute } from "../middleware/rate-limit.js";
 import type { AppEnv } from "../context.js";
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const payments = new Hono<AppEnv>();
 
@@ -69,7 +69,7 @@ payments.get("/promo-status", requireApiKey(), async (c) => {
 payments.post("/v1/payments/:id/withdraw", requireApiKey(), async (c) => {
   const deps = c.var.deps;
   const id = c.req.param("id");
-  if (!UUID_RE.test(id)) return c.json({ success: false, error: "Payment not found", data: null }, 404);
+  if (!isUuid(id)) return c.json({ success: false, error: "Payment not found", data: null }, 404);
   const out = await requestWithdraw(deps.db, c.var.merchant.id, id, deps.now());
   if (!out.ok) return c.json({ success: false, error: out.error, data: null }, out.status);
   return c.json({ success: true, error: null, data: out.data });

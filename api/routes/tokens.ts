@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import type { Address } from "viem";
 import { chainInfo } from "../../chains/registry.js";
-import { formatPrice18 } from "../../lib/money.js";
-import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "../../lib/pricing/oracle.js";
-import { priceIndexFromConfig } from "../../lib/pricing/price-index.js";
-import { lookupTokenMetadata } from "../../lib/pricing/token-metadata.js";
+import { formatPrice18 } from "../../core/money.js";
+import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "../../modules/pricing/oracle.js";
+import { priceIndexFromConfig } from "../../modules/pricing/price-index.js";
+import { lookupTokenMetadata } from "../../modules/pricing/token-metadata.js";
 import type { AppEnv } from "../context.js";
 
 /**

@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { deleteWebhookConfig, getWebhookConfig, putWebhookConfig, regenerateWebhookSecret, validatePutWebhook, viewWebhookConfig } from "../../lib/webhooks/config.js";
-import { getDelivery, listDeliveries, parseListQuery, resendDelivery } from "../../lib/webhooks/deliveries.js";
+import { deleteWebhookConfig, getWebhookConfig, putWebhookConfig, regenerateWebhookSecret, validatePutWebhook, viewWebhookConfig } from "../../modules/webhooks/config.js";
+import { getDelivery, listDeliveries, parseListQuery, resendDelivery } from "../../modules/webhooks/deliveries.js";
 import { requireApiKey } from "../middleware/api-key.js";
 import type { AppEnv } from "../context.js";
 

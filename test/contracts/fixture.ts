@@ -9,7 +9,7 @@ import { testTokenAbi, testTokenBytecode } from "../../abis/TestToken.js";
 import { tetherTokenAbi, tetherTokenBytecode } from "../../abis/TetherToken.js";
 import { walletFactoryAbi, walletFactoryBytecode } from "../../abis/WalletFactory.js";
 import { ANVIL_KEYS } from "../../local/accounts.js";
-import { computeWalletAddress, paymentSalt } from "../../lib/wallet-address.js";
+import { computeWalletAddress, paymentSalt } from "../../chains/deposit-address.js";
 
 export const NATIVE = "0x0000000000000000000000000000000000000000" as Address;
 

@@ -3,7 +3,7 @@ import { BaseError, ContractFunctionRevertedError, parseEther, parseUnits, zeroA
 import { forwarderWalletAbi } from "../../abis/ForwarderWallet.js";
 import { walletFactoryAbi } from "../../abis/WalletFactory.js";
 import { startAnvil, type Anvil } from "../../local/anvil.js";
-import { gasTankSalt, implementationAddress, paymentSalt, vaultSalt } from "../../lib/wallet-address.js";
+import { gasTankSalt, implementationAddress, paymentSalt, vaultSalt } from "../../chains/deposit-address.js";
 import { deployFixture, measureSweepGas, NATIVE, type Fixture } from "./fixture.js";
 
 const CHAIN_ID = 31337;

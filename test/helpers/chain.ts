@@ -2,7 +2,7 @@ import { createPublicClient, createWalletClient, http, parseEther, type Address,
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { testTokenAbi } from "../../abis/TestToken.js";
 import type { ActiveChain } from "../../chains/runtime.js";
-import { viemChain } from "../../lib/clients.js";
+import { viemChain } from "../../chains/clients.js";
 
 /** Real transactions on the run's Anvil chains. */
 export function chainHelpers(chain: ActiveChain) {

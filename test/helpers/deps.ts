@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import type { AppDeps } from "../../api/context.js";
+import type { AppDeps } from "../../core/deps.js";
 import { migrate } from "../../db/migrate.js";
-import { createDeps } from "../../lib/deps.js";
+import { createDeps } from "../../core/deps.js";
 
 export type TestDeps = AppDeps & { env: Record<string, string>; cleanup(): Promise<void> };
 

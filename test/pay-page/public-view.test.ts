@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { formatCountdown } from "../../api/routes/pay-page.js";
-import { eip681Uri, payerStage, toPublicView } from "../../payments/public-view.js";
-import type { PaymentRow } from "../../payments/types.js";
-import { hashMatches, redirectHash } from "../../payments/verify-hash.js";
+import { formatCountdown } from "../../web/pay/page.js";
+import { eip681Uri, payerStage, toPublicView } from "../../modules/payments/public-view.js";
+import type { PaymentRow } from "../../modules/payments/types.js";
+import { hashMatches, redirectHash } from "../../modules/payments/verify-hash.js";
 
 // Pure parts of the payer view: no stack needed.
 const SECRET = "test-secret";

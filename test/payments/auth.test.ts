@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { SESSION_TTL_MS } from "../../lib/sessions.js";
+import { SESSION_TTL_MS } from "../../modules/merchants/sessions.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Spec "Authentication" 2 and 4: GET /v1/payments accepts an active dashboard session cookie in place

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseEther, parseUnits, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { formatAmount } from "../../lib/money.js";
+import { formatAmount } from "../../core/money.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 

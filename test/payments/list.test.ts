@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createApiKey } from "../../lib/merchants.js";
-import { PAYMENT_STATUSES } from "../../payments/status.js";
+import { createApiKey } from "../../modules/merchants/merchants.js";
+import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // GET /v1/payments through HTTP only (spec "GET /v1/payments", "Errors", "Limits"): order,

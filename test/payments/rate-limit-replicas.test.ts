@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startApiServer } from "../../api/server.js";
-import { createDeps } from "../../lib/deps.js";
+import { createDeps } from "../../core/deps.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Two API replicas on one database share the spec's limits (GET /balance: 60 requests/minute).

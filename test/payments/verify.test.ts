@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { PaymentRow } from "../../payments/types.js";
-import { redirectHash } from "../../payments/verify-hash.js";
+import type { PaymentRow } from "../../modules/payments/types.js";
+import { redirectHash } from "../../modules/payments/verify-hash.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // GET /payments/verify and the redirect flow (spec "GET /payments/verify", "Redirect verification"):

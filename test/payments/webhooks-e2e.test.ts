@@ -3,7 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { PAYMENT_EVENTS } from "../../lib/webhooks/events.js";
+import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
 import { allProcessors } from "../../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
 import { webhookDispatcher, type WebhookDispatcherProcessor } from "../../processors/webhook-dispatcher.js";

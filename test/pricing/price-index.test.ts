@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { zeroAddress } from "viem";
-import { PriceIndexClient, priceIndexFromConfig, priceIndexPlatform } from "../../lib/pricing/price-index.js";
+import { PriceIndexClient, priceIndexFromConfig, priceIndexPlatform } from "../../modules/pricing/price-index.js";
 import { startPriceIndexServer, type PriceIndexServer } from "../helpers/price-index-server.js";
 
 const TOKEN = "0x1111111111111111111111111111111111111111";

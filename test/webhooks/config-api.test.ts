@@ -127,7 +127,7 @@ describe("/v1/webhooks", () => {
     expect(JSON.stringify((await call("GET", "/v1/webhooks")).body)).not.toContain(apiKey);
     expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/legacy", legacy: false })).status).toBe(400);
     // legacy:true again re-binds the webhook to the key of that request (after a key rotation).
-    const { createApiKey } = await import("../../lib/merchants.js");
+    const { createApiKey } = await import("../../modules/merchants/merchants.js");
     const rotated = (await createApiKey(deps.db, merchantId, "rotated")).key;
     const rebound = await call("PUT", "/v1/webhooks", { url: "https://example.com/legacy", legacy: true }, rotated);
     expect(rebound.status).toBe(200);

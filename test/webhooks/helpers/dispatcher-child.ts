@@ -1,8 +1,8 @@
 // A dispatcher replica in its own process, so a test can kill it mid-delivery (SIGKILL).
 // Env: the service's (DATABASE_URL, APP_SCHEMA, WEBHOOK_ALLOW_PRIVATE) + WEBHOOK_TEST_CA_FILE.
 import fs from "node:fs";
-import { createDeps } from "../../../lib/deps.js";
-import { createWebhookDispatcher } from "../../../lib/webhooks/dispatcher.js";
+import { createDeps } from "../../../core/deps.js";
+import { createWebhookDispatcher } from "../../../modules/webhooks/dispatcher.js";
 
 const deps = createDeps({ env: process.env });
 const dispatcher = createWebhookDispatcher({ tls: { ca: fs.readFileSync(process.env.WEBHOOK_TEST_CA_FILE!, "utf8") } });

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { AppDeps } from "../../../api/context.js";
+import type { AppDeps } from "../../../core/deps.js";
 import { withTransaction } from "../../../db/client.js";
-import { createApiKey, createMerchant } from "../../../lib/merchants.js";
-import { enqueuePaymentWebhook, type PaymentWebhookEvent } from "../../../lib/webhooks/outbox.js";
+import { createApiKey, createMerchant } from "../../../modules/merchants/merchants.js";
+import { enqueuePaymentWebhook, type PaymentWebhookEvent } from "../../../modules/webhooks/outbox.js";
 
 export async function merchantWithKey(deps: AppDeps, name = "Webhook Shop") {
   const merchant = await createMerchant(deps.db, { name });

@@ -1,0 +1,36 @@
+import { publicClients } from "../chains/clients.js";
+import { activeChains } from "../chains/runtime.js";
+import { createDb } from "../db/client.js";
+import { loadConfig } from "./config.js";
+import type { PublicClient } from "viem";
+import type { ActiveChain } from "../chains/runtime.js";
+import type { Db } from "../db/client.js";
+import type { Config } from "./config.js";
+
+/** What every route and processor is given: no globals, so tests can build several side by side. */
+export type AppDeps = {
+  db: Db;
+  config: Config;
+  chains: ActiveChain[];
+  clients: Map<number, PublicClient>;
+  /** Injectable clock (ms), so time-driven behaviour is testable without waiting. */
+  now: () => number;
+};
+
+export type Merchant = { id: string; name: string; merchantType: string; platformFeeBps: number; promoUsed: number };
+
+
+/** Builds the dependencies of the API and processors from the environment. */
+export function createDeps(opts: { env?: Record<string, string | undefined>; config?: Config; now?: () => number } = {}): AppDeps {
+  const env = opts.env ?? process.env;
+  const config = opts.config ?? loadConfig(env);
+  if (!config.DATABASE_URL) throw new Error("DATABASE_URL is not set");
+  const chains = activeChains(env);
+  return {
+    db: createDb({ url: config.DATABASE_URL, schema: config.APP_SCHEMA, viewsSchema: config.PONDER_VIEWS_SCHEMA }),
+    config,
+    chains,
+    clients: publicClients(chains),
+    now: opts.now ?? Date.now,
+  };
+}

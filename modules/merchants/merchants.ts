@@ -1,0 +1,68 @@
+import { scrypt, randomBytes, timingSafeEqual } from "node:crypto";
+import { promisify } from "node:util";
+import { eq } from "drizzle-orm";
+import type { Db } from "../../db/client.js";
+import { apiKeys, merchants, terminals } from "../../db/schema.js";
+import { generateApiKey } from "./api-keys.js";
+
+const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
+
+/** Platform fee by merchant type (spec: direct 1%, Member plan 0%, others 0.25-1%). */
+export const MERCHANT_TYPES = { direct: 100, member: 0, partner: 50 } as const;
+export type MerchantType = keyof typeof MERCHANT_TYPES;
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scryptAsync(password, salt, 32);
+  return `scrypt$${salt.toString("hex")}$${key.toString("hex")}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [, saltHex, keyHex] = stored.split("$");
+  if (!saltHex || !keyHex) return false;
+  const key = await scryptAsync(password, Buffer.from(saltHex, "hex"), 32);
+  return timingSafeEqual(key, Buffer.from(keyHex, "hex"));
+}
+
+export async function createMerchant(
+  db: Db,
+  input: { name: string; email?: string; password?: string; type?: MerchantType; platformFeeBps?: number },
+) {
+  const type = input.type ?? "direct";
+  const bps = input.platformFeeBps ?? MERCHANT_TYPES[type];
+  if (type === "member" && bps !== 0) throw new Error("Member plan merchants pay no platform fee");
+  if (type !== "member" && (bps < 25 || bps > 100)) throw new Error("platform fee must be between 25 and 100 bps (0.25%-1%)");
+  const [row] = await db.orm
+    .insert(merchants)
+    .values({
+      name: input.name,
+      email: input.email?.toLowerCase(),
+      passwordHash: input.password ? await hashPassword(input.password) : null,
+      merchantType: type,
+      platformFeeBps: bps,
+    })
+    .returning();
+  return row!;
+}
+
+/** Creates an API key; the returned `key` is shown once and never stored. */
+export async function createApiKey(db: Db, merchantId: string, name = "default") {
+  const { key, prefix, hash } = generateApiKey();
+  const [row] = await db.orm.insert(apiKeys).values({ merchantId, name, prefix, keyHash: hash }).returning();
+  return { ...row!, key };
+}
+
+export async function listMerchants(db: Db) {
+  return db.orm.select().from(merchants).orderBy(merchants.createdAt);
+}
+
+export async function createTerminal(db: Db, merchantId: string, code: string, name: string) {
+  if (!/^[A-Za-z0-9]{1,32}$/.test(code)) throw new Error("terminal code must be 1-32 letters or digits");
+  const [row] = await db.orm.insert(terminals).values({ merchantId, code, name }).returning();
+  return row!;
+}
+
+export async function getMerchant(db: Db, id: string) {
+  const [row] = await db.orm.select().from(merchants).where(eq(merchants.id, id));
+  return row;
+}

@@ -1,0 +1,132 @@
+import { z } from "zod";
+import type { AppDeps } from "../../core/deps.js";
+import { PAYMENT_STATUSES } from "./status.js";
+import { paymentListItem } from "./serialize.js";
+import type { PaymentRow } from "./types.js";
+
+/** Largest instant a JS Date holds (and so the largest bound we accept), in Unix ms. */
+const MAX_MS = 8.64e15;
+
+const ISO_EXTENDED = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|[+\- ]\d{2}(?::?\d{2})?)?)?$/i;
+const ISO_BASIC = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(?:(\d{2})(?:[.,](\d+))?)?(Z|[+\- ]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * A time bound of the spec: "ISO 8601 string or Unix ms".
+ * - all digits: Unix ms (so a bare ISO year or a basic-format date like `20240115` is read as ms);
+ * - otherwise ISO 8601 only, extended (`2024-01-15T10:00:00.123+02:00`) or basic (`20240115T100000Z`)
+ *   format; a date alone is midnight UTC, a date-time without an offset is UTC (the server's time
+ *   zone never matters); a space where the offset sign belongs is a `+` that the query string
+ *   decoded. Impossible dates (`2024-02-30`) and anything else (`March 7, 2024`) are refused,
+ *   where Date.parse would have guessed. Fractions beyond milliseconds are truncated.
+ * Returns Unix ms, or null.
+ */
+export function parseTimeBound(v: string): number | null {
+  if (/^\d+$/.test(v)) {
+    const ms = Number(v);
+    return ms <= MAX_MS ? ms : null;
+  }
+  const m = ISO_EXTENDED.exec(v) ?? ISO_BASIC.exec(v);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number];
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return null;
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) return null;
+  let ms = date.getTime() + ((h * 60 + mi) * 60 + s) * 1000 + Number((m[7] ?? "").padEnd(3, "0").slice(0, 3));
+  const zone = m[8];
+  if (zone && zone.toUpperCase() !== "Z") {
+    const oh = Number(zone.slice(1, 3));
+    const om = Number(zone.slice(3).replace(":", "") || "0");
+    if (oh > 23 || om > 59) return null;
+    ms -= (zone[0] === "-" ? -1 : 1) * (oh * 60 + om) * 60_000;
+  }
+  return Math.abs(ms) <= MAX_MS ? ms : null;
+}
+
+const time = (name: string) =>
+  z.string().transform((v, ctx) => {
+    const ms = parseTimeBound(v);
+    if (ms === null) {
+      ctx.addIssue({ code: "custom", message: `${name} must be an ISO 8601 date-time or Unix ms` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const query = z
+  .object({
+    limit: z
+      .string()
+      .regex(/^\d+$/, "limit must be an integer between 1 and 100")
+      .transform(Number)
+      .pipe(z.number().int().min(1, "limit must be an integer between 1 and 100").max(100, "limit must be an integer between 1 and 100"))
+      .optional(),
+    cursor: z.string().optional(),
+    status: z.enum(PAYMENT_STATUSES, { error: `status must be one of ${PAYMENT_STATUSES.join(", ")}` }).optional(),
+    createdAfter: time("createdAfter").optional(),
+    createdBefore: time("createdBefore").optional(),
+    orderId: z.string().optional(),
+  })
+  .refine((q) => q.createdAfter === undefined || q.createdBefore === undefined || q.createdBefore >= q.createdAfter, "createdBefore must be >= createdAfter");
+
+// The cursor is the (created_at, id) of the last row: keyset pagination, stable under inserts.
+// Decoding accepts exactly what encodeCursor writes, so a forged cursor is a 400, never a SQL error.
+const CURSOR_TS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const encodeCursor = (createdAt: string, id: string) => Buffer.from(JSON.stringify([createdAt, id])).toString("base64url");
+function decodeCursor(c: string): [string, string] | null {
+  try {
+    const v = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && CURSOR_TS_RE.test(v[0]) && UUID_RE.test(v[1]) && !Number.isNaN(Date.parse(v[0])))
+      return [v[0], v[1]];
+  } catch {}
+  return null;
+}
+
+export type ListResult = { ok: true; body: { data: unknown[]; nextCursor: string | null; hasMore: boolean } } | { ok: false; error: string };
+
+export async function listPayments(deps: AppDeps, merchantId: string, raw: Record<string, string>): Promise<ListResult> {
+  const parsed = query.safeParse(raw);
+  if (!parsed.success) return { ok: false, error: parsed.error.issues[0]?.message ?? "invalid query" };
+  const q = parsed.data;
+  const limit = q.limit ?? 100;
+  const where = ["p.merchant_id = $1"];
+  const args: unknown[] = [merchantId];
+  const add = (sql: string, v: unknown) => {
+    args.push(v);
+    where.push(sql.replace("?", `$${args.length}`));
+  };
+  if (q.status) add("p.status = ?", q.status);
+  if (q.orderId !== undefined) add("p.order_id = ?", q.orderId);
+  if (q.createdAfter !== undefined) add("p.created_at >= ?", new Date(q.createdAfter));
+  // Inclusive to the millisecond: createdAt is reported in ms.
+  if (q.createdBefore !== undefined && q.createdBefore < MAX_MS) add("p.created_at < ?", new Date(q.createdBefore + 1));
+  if (q.cursor) {
+    const c = decodeCursor(q.cursor);
+    if (!c) return { ok: false, error: "cursor is not a nextCursor of this list" };
+    args.push(c[0], c[1]);
+    where.push(`(p.created_at, p.id) < ($${args.length - 1}::timestamptz, $${args.length}::uuid)`);
+  }
+  args.push(limit + 1);
+  const { rows } = await deps.db.pool.query<PaymentRow & { cursor_ts: string; t_id: string | null; t_code: string | null; t_name: string | null }>(
+    `SELECT p.*, to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_ts,
+            t.id AS t_id, t.code AS t_code, t.name AS t_name
+       FROM payments p LEFT JOIN terminals t ON t.id = p.terminal_id AND t.deleted_at IS NULL
+      WHERE ${where.join(" AND ")}
+      ORDER BY p.created_at DESC, p.id DESC
+      LIMIT $${args.length}`,
+    args,
+  );
+  const hasMore = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const latest = new Map<number, bigint>();
+  for (const chainId of new Set(page.filter((p) => p.payment_block_number).map((p) => p.chain_id))) {
+    const client = deps.clients.get(chainId);
+    if (client) latest.set(chainId, await client.getBlockNumber().catch(() => 0n));
+  }
+  const data = page.map((p) =>
+    paymentListItem(p, { terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null, latestBlock: latest.get(p.chain_id) }),
+  );
+  const last = page[page.length - 1];
+  return { ok: true, body: { data, nextCursor: hasMore && last ? encodeCursor(last.cursor_ts, last.id) : null, hasMore } };
+}

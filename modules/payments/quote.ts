@@ -1,0 +1,74 @@
+import type { AppDeps, Merchant } from "../../core/deps.js";
+import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
+import { computeFees, feeModeOf, gasFeeUsd18 } from "./fees.js";
+import { PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd, type PriceSource } from "../pricing/resolve.js";
+import { promoApplies } from "./promo.js";
+
+export { PriceUnavailableError };
+
+/** Gas of one deploy-and-sweep, measured on Anvil (124k ERC-20, 131k native) plus headroom. */
+export const SWEEP_GAS_UNITS = { token: 135_000n, native: 140_000n };
+
+export type Quote = {
+  priceUsd: string;
+  priceSource: PriceSource;
+  gasless: boolean;
+  platformFeeBps: number;
+  promoApplied: boolean;
+  platformFeeUnits: bigint;
+  gasFeeUnits: bigint;
+  processingFeeUnits: bigint;
+  gasTankFeeMicros: bigint;
+  dueUnits: bigint;
+};
+
+/**
+ * Price and fees of a new payment. No price from any source fails the creation the same way as an
+ * unreachable source (503 `Oracle price unavailable`): the spec names no other error for it.
+ * Gasless needs a stablecoin or a price from the index or the oracle; otherwise it silently
+ * becomes Gas Tank mode (spec). Chains without a native coin in the registry (the service chains)
+ * carry no gas fee.
+ */
+export async function quotePayment(
+  deps: AppDeps,
+  q: { chain: ActiveChain; token: ActiveToken; amountUnits: bigint; merchant: Merchant; gasless: boolean; payerCoversFee: boolean; customPriceUsd?: string },
+): Promise<Quote> {
+  const price = await resolveTokenPriceUsd({
+    deps,
+    chainId: q.chain.chainId,
+    token: { address: q.token.address, symbol: q.token.symbol, kind: q.token.kind, oracleSymbol: q.token.oracleSymbol },
+    customPriceUsd: q.customPriceUsd,
+  });
+  if (!price) throw new PriceUnavailableError(["no price from any source"]);
+  const gasless = q.gasless && price.source !== "custom";
+
+  let gasUsd18 = 0n;
+  const nativePrice = await resolveNativePriceUsd(deps, q.chain.chainId);
+  if (nativePrice) {
+    const gasPriceWei = await deps.clients.get(q.chain.chainId)!.getGasPrice();
+    const gasUnits = q.token.kind === "native" ? SWEEP_GAS_UNITS.native : SWEEP_GAS_UNITS.token;
+    gasUsd18 = gasFeeUsd18({ gasUnits, gasPriceWei, nativePriceUsd18: nativePrice.priceUsd18 });
+  }
+  const promo = await promoApplies(deps.db.pool, q.merchant);
+  const fees = computeFees({
+    amountUnits: q.amountUnits,
+    decimals: q.token.decimals,
+    priceUsd18: price.priceUsd18,
+    platformFeeBps: q.merchant.platformFeeBps,
+    promo,
+    gasFeeUsd18: gasUsd18,
+    mode: feeModeOf({ gasless, payerCoversFee: q.payerCoversFee }),
+  });
+  return {
+    priceUsd: price.priceUsd,
+    priceSource: price.source,
+    gasless,
+    platformFeeBps: q.merchant.platformFeeBps,
+    promoApplied: promo,
+    platformFeeUnits: fees.platformFeeUnits,
+    gasFeeUnits: fees.gasFeeUnits,
+    processingFeeUnits: fees.processingFeeUnits,
+    gasTankFeeMicros: fees.gasTankFeeMicros,
+    dueUnits: fees.dueUnits,
+  };
+}

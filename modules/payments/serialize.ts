@@ -1,0 +1,94 @@
+import type pg from "pg";
+import { formatAmount } from "../../core/money.js";
+import type { PaymentWebhookEvent } from "../webhooks/outbox.js";
+import type { PaymentRow } from "./types.js";
+
+export const fmt = (units: string | bigint | null | undefined, decimals: number) => formatAmount(BigInt(units ?? 0), decimals);
+const ms = (d: Date | null) => (d ? d.getTime() : null);
+
+export function totalFeeUnits(p: PaymentRow): bigint {
+  return BigInt(p.platform_fee_units) + BigInt(p.gas_fee_units) + BigInt(p.processing_fee_units);
+}
+
+export type TerminalRef = { terminalId: string; code: string; name: string } | null;
+
+export async function terminalOf(db: Pick<pg.Pool, "query">, p: PaymentRow): Promise<TerminalRef> {
+  if (!p.terminal_id) return null;
+  const { rows } = await db.query(`SELECT id, code, name FROM terminals WHERE id = $1 AND deleted_at IS NULL`, [p.terminal_id]);
+  return rows[0] ? { terminalId: rows[0].id, code: rows[0].code, name: rows[0].name } : null;
+}
+
+/** The list output of GET /v1/payments (chainId as string, token object, transaction, fees). */
+export function paymentListItem(p: PaymentRow, extra: { terminal: TerminalRef; latestBlock?: bigint }) {
+  const d = p.token_decimals;
+  const blockNumber = p.payment_block_number ? Number(p.payment_block_number) : null;
+  return {
+    paymentId: p.id,
+    orderId: p.order_id,
+    description: p.description,
+    status: p.status,
+    createdAt: ms(p.created_at),
+    completedAt: ms(p.completed_at),
+    expiresAt: ms(p.expires_at),
+    chainId: String(p.chain_id),
+    token: { address: p.token_address, symbol: p.token_symbol, decimals: d },
+    amount: fmt(p.amount_units, d),
+    receivedAmount: fmt(p.received_units, d),
+    merchant: p.merchant_address,
+    recipientAddress: p.recipient_address,
+    transaction: p.payment_tx_hash
+      ? {
+          hash: p.payment_tx_hash,
+          blockNumber,
+          confirmations: extra.latestBlock !== undefined && blockNumber !== null ? Math.max(0, Number(extra.latestBlock) - blockNumber + 1) : 0,
+        }
+      : null,
+    settlementTransactionHash: p.settlement_tx_hash,
+    fees: {
+      platformFee: fmt(p.platform_fee_units, d),
+      gasFee: fmt(p.gas_fee_units, d),
+      processingFee: fmt(p.processing_fee_units, d),
+      totalFee: fmt(totalFeeUnits(p), d),
+      feePercentage: p.promo_applied ? 0 : p.platform_fee_bps / 100,
+    },
+    gasless: p.gasless,
+    payerCoversFee: p.payer_covers_fee,
+    blockConfirmations: p.block_confirmations,
+    terminal: extra.terminal,
+    priceSource: p.price_source,
+  };
+}
+
+/** Webhook body: the spec's common fields plus the optional fields that apply. */
+export async function paymentWebhookPayload(
+  db: Pick<pg.Pool, "query">,
+  p: PaymentRow,
+  event: PaymentWebhookEvent,
+  now: number,
+  extra: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
+  const d = p.token_decimals;
+  const body: Record<string, unknown> = {
+    event,
+    paymentId: p.id,
+    orderId: p.order_id,
+    merchant: p.merchant_address,
+    recipientAddress: p.recipient_address,
+    amount: fmt(p.amount_units, d),
+    token: p.token_address,
+    chainId: p.chain_id,
+    status: p.status,
+    timestamp: now,
+  };
+  if (p.description) body.description = p.description;
+  if (BigInt(p.received_units) > 0n) body.receivedAmount = fmt(p.received_units, d);
+  if (BigInt(p.overpayment_units) > 0n) body.overpayment = fmt(p.overpayment_units, d);
+  if (p.block_confirmations > 1) body.blockConfirmations = p.block_confirmations;
+  if (event === "payment.completed" && p.settlement_tx_hash) body.transactionHash = p.settlement_tx_hash;
+  if (event === "payment.withdrawn" && p.withdrawn_units) {
+    body.amountWithdrawn = fmt(p.withdrawn_units, d);
+    body.withdrawalTransactionHash = p.withdrawal_tx_hash;
+  }
+  body.terminal = await terminalOf(db, p);
+  return { ...body, ...extra };
+}

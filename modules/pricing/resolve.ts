@@ -1,0 +1,136 @@
+import { zeroAddress } from "viem";
+import type { AppDeps } from "../../core/deps.js";
+import { chainInfo, type TokenKind } from "../../chains/registry.js";
+import { formatPrice18, ONE_USD18, tryParsePrice18 } from "../../core/money.js";
+import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "./oracle.js";
+import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
+
+/**
+ * USD price of a payment token (spec "Price resolution"):
+ *   stablecoins (registry kind "stablecoin")  -> "1"                        source `stablecoin`
+ *   (1) price index provider by chain+address -> if a valid non-zero price   source `indexer`
+ *   (2) on-chain oracle by oracle symbol      -> if non-zero                 source `trusted_oracle`
+ *   (3) customPriceUsd                        -> a positive decimal string   source `custom`
+ *   otherwise no price.
+ * customPriceUsd is ignored whenever (1) or (2) has a price. Only the registry's kind makes a
+ * stablecoin: a custom token that calls itself "USDT" is priced like any other token.
+ *
+ * "No price" versus "unavailable": every source answers `has a price`, `has none`, or `failed`
+ * (provider down/timeout/non-2xx, RPC error). A failed source is skipped for the next one, so a
+ * provider outage falls back to the oracle. But when no source above customPriceUsd produced a
+ * price and at least one of them FAILED, we cannot know whether the failed source would have
+ * priced the token (and overruled customPriceUsd), so the result is `unavailable`, never `none`
+ * and never the custom price: POST /payments answers 503 `Oracle price unavailable` (retry after
+ * a few seconds) instead of failing permanently or pricing with a stale snapshot.
+ *
+ * Two entry points:
+ * - lookupTokenPrice(): the three-valued result `{status: "ok" | "none" | "unavailable"}`;
+ * - resolveTokenPriceUsd(): the price or null, and throws PriceUnavailableError for `unavailable`.
+ */
+
+export type PriceSource = "indexer" | "trusted_oracle" | "custom" | "stablecoin";
+
+export type ResolvedPrice = {
+  /** Decimal string, at most 18 fraction digits, no trailing zeros ("1", "0.000012345678901234"). */
+  priceUsd: string;
+  /** The same price, 18 decimals, > 0: feed this to lib/fees.ts. */
+  priceUsd18: bigint;
+  source: PriceSource;
+  /** When the oracle price was set on chain (trusted_oracle only). */
+  updatedAt?: Date;
+};
+
+export type PriceLookup =
+  | { status: "ok"; price: ResolvedPrice; /** sources that failed before this one answered */ skipped: string[] }
+  | { status: "none" }
+  | { status: "unavailable"; errors: string[] };
+
+export class PriceUnavailableError extends Error {
+  constructor(readonly errors: string[]) {
+    super(`price source unavailable: ${errors.join("; ")}`);
+    this.name = "PriceUnavailableError";
+  }
+}
+
+export type PriceToken = {
+  /** Contract address; the zero address for a native coin. */
+  address: string;
+  /** Token symbol (from the registry or the contract); null/undefined skips the oracle unless oracleSymbol is set. */
+  symbol?: string | null;
+  kind: TokenKind;
+  /** Registry `oracleSymbol` (USDT0 -> USDT); defaults to the normalized symbol. */
+  oracleSymbol?: string;
+};
+
+export type ResolveArgs = {
+  deps: Pick<AppDeps, "config" | "chains" | "clients">;
+  chainId: number;
+  token: PriceToken;
+  /** Merchant-supplied USD price per token (positive decimal string, max 18 fraction digits). Invalid values count as absent. */
+  customPriceUsd?: string | null;
+  /** Provider client override (tests); defaults to the one configured by PRICE_API_URL / PRICE_API_KEY. */
+  priceIndex?: PriceIndexClient | null;
+};
+
+/** A customPriceUsd string to 18-decimal fixed point; null when it is not a positive decimal with <= 18 fraction digits. */
+export function parseCustomPriceUsd(v: unknown): bigint | null {
+  const p = tryParsePrice18(v);
+  return p !== null && p > 0n ? p : null;
+}
+
+export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> {
+  const { deps, chainId, token } = args;
+  if (token.kind === "stablecoin") return { status: "ok", price: { priceUsd: "1", priceUsd18: ONE_USD18, source: "stablecoin" }, skipped: [] };
+
+  const errors: string[] = [];
+
+  // (1) price index provider
+  const index = args.priceIndex !== undefined ? args.priceIndex : priceIndexFromConfig(deps.config);
+  if (index) {
+    const r = await index.tokenPrice(chainId, token.address);
+    if (r.status === "ok") return { status: "ok", price: { priceUsd: r.value.priceUsd, priceUsd18: r.value.priceUsd18, source: "indexer" }, skipped: [] };
+    if (r.status === "error") errors.push(`price index: ${r.error}`);
+  }
+
+  // (2) on-chain oracle by symbol
+  const symbol = token.oracleSymbol ?? token.symbol;
+  if (symbol && normalizeOracleSymbol(symbol)) {
+    try {
+      const o = await readOraclePrice(deps, symbol, { chainId });
+      if (o) return { status: "ok", price: { priceUsd: formatPrice18(o.priceRaw), priceUsd18: o.priceRaw, source: "trusted_oracle", updatedAt: o.updatedAt }, skipped: errors };
+    } catch (e) {
+      if (!(e instanceof OracleUnavailableError)) throw e;
+      errors.push(`oracle: ${e.message}`);
+    }
+  }
+
+  if (errors.length) return { status: "unavailable", errors };
+
+  // (3) merchant's custom price
+  const custom = parseCustomPriceUsd(args.customPriceUsd);
+  if (custom !== null) return { status: "ok", price: { priceUsd: formatPrice18(custom), priceUsd18: custom, source: "custom" }, skipped: [] };
+  return { status: "none" };
+}
+
+/**
+ * The token's USD price by the spec's order, or null when no source has one.
+ * Throws PriceUnavailableError when a source failed and nothing above customPriceUsd had a price
+ * (POST /payments: 503 `Oracle price unavailable`).
+ */
+export async function resolveTokenPriceUsd(args: ResolveArgs): Promise<ResolvedPrice | null> {
+  const r = await lookupTokenPrice(args);
+  if (r.status === "ok") return r.price;
+  if (r.status === "unavailable") throw new PriceUnavailableError(r.errors);
+  return null;
+}
+
+/**
+ * USD price of a chain's native coin (for gas estimates: lib/fees.ts gasFeeUsd18): provider, then
+ * the oracle by the registry's native oracle symbol. Null when the chain has no native coin in the
+ * registry or no source prices it; throws PriceUnavailableError like resolveTokenPriceUsd.
+ */
+export async function resolveNativePriceUsd(deps: ResolveArgs["deps"], chainId: number, priceIndex?: PriceIndexClient | null): Promise<ResolvedPrice | null> {
+  const native = chainInfo(chainId)?.native;
+  if (!native) return null;
+  return resolveTokenPriceUsd({ deps, chainId, token: { address: zeroAddress, symbol: native.symbol, kind: "native", oracleSymbol: native.oracleSymbol }, priceIndex });
+}

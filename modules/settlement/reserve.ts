@@ -1,0 +1,73 @@
+import type { AppDeps } from "../../core/deps.js";
+import type { ActiveChain } from "../../chains/runtime.js";
+import { withTransaction } from "../../db/client.js";
+import { gasTankBalance } from "../gas-tank/gas-tank.js";
+import { transition } from "../payments/state-machine.js";
+import type { PaymentRow } from "../payments/types.js";
+import { sweepFeeUnits, usesGasTank } from "./plan.js";
+import { usdt } from "./shared.js";
+
+/**
+ * Step 1: paid / awaiting_gas -> deploying_wallet. In Gas Tank mode the fee is debited in the same
+ * transaction (merchant row locked, so concurrent settlements cannot overdraw); a short tank moves
+ * the payment to awaiting_gas, from which it resumes by itself once the tank is funded.
+ */
+export async function reserve(deps: AppDeps, chain: ActiveChain): Promise<void> {
+  // A payment short of gas is looked at again only once its merchant's ledger has a newer entry.
+  const { rows } = await deps.db.pool.query<PaymentRow>(
+    `SELECT * FROM payments p
+      WHERE p.chain_id = $1
+        AND (p.status = 'paid'
+             OR (p.status = 'awaiting_gas' AND EXISTS (
+                   SELECT 1 FROM ledger_entries l WHERE l.merchant_id = p.merchant_id AND l.id > COALESCE(p.gas_checked_ledger_id, 0))))
+      ORDER BY p.paid_at LIMIT 200`,
+    [chain.chainId],
+  );
+  for (const p of rows) {
+    await withTransaction(deps.db, async (client) => {
+      const now = deps.now();
+      if (usesGasTank(p)) {
+        await client.query(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, [p.merchant_id]);
+        const need = BigInt(p.gas_tank_fee_micros);
+        const balance = await gasTankBalance(client, p.merchant_id);
+        if (balance < need) {
+          const seen = (await client.query(`SELECT COALESCE(max(id), 0)::text AS id FROM ledger_entries WHERE merchant_id = $1`, [p.merchant_id])).rows[0].id;
+          if (p.status === "awaiting_gas") await client.query(`UPDATE payments SET gas_checked_ledger_id = $2 WHERE id = $1`, [p.id, seen]);
+          else
+            await transition(client, p.id, {
+              from: ["paid"],
+              to: "awaiting_gas",
+              reason: "Gas Tank balance insufficient",
+              set: { gas_checked_ledger_id: seen },
+              now,
+              event: {
+                name: "payment.awaiting_gas",
+                extra: { estimatedFeeUsdt: usdt(need), gasTankBalance: usdt(balance), requiredTopUp: usdt(need - balance) },
+              },
+            });
+          return;
+        }
+        const moved = await transition(client, p.id, { from: ["paid", "awaiting_gas"], to: "deploying_wallet", reason: "settlement reserved", now });
+        if (moved && need > 0n)
+          await client.query(
+            `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, payment_id, chain_id, reference) VALUES ($1, 'settlement_fee', $2, $3, $4, $5)
+             ON CONFLICT (reference) DO NOTHING`,
+            [p.merchant_id, (-need).toString(), p.id, p.chain_id, `fee:${p.id}`],
+          );
+        return;
+      }
+      if (sweepFeeUnits(p) > BigInt(p.received_units)) {
+        await transition(client, p.id, {
+          from: ["paid"],
+          to: "failed",
+          reason: "fees exceed the amount received",
+          set: { failure_reason: "fees exceed the amount received" },
+          event: { name: "payment.failed", extra: { reason: "fees exceed the amount received" } },
+          now,
+        });
+        return;
+      }
+      await transition(client, p.id, { from: ["paid"], to: "deploying_wallet", reason: "settlement reserved", now });
+    });
+  }
+}

@@ -1,0 +1,61 @@
+import type { PoolClient } from "pg";
+import type { Hex, PublicClient } from "viem";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { AppDeps } from "../../core/deps.js";
+import { withTransaction } from "../../db/client.js";
+import { formatAmount } from "../../core/money.js";
+import { GAS_TANK_DECIMALS } from "../gas-tank/gas-tank.js";
+import { transition } from "../payments/state-machine.js";
+import type { PaymentRow } from "../payments/types.js";
+
+/** Settlements still in flight (to reconcile). */
+export const LIVE = `('signed', 'sent')`;
+/** Settlements that cover their payments: in flight, or mined and waiting for the sweep to be indexed. */
+export const COVERING = `('signed', 'sent', 'mined')`;
+export const usdt = (micros: bigint) => formatAmount(micros, GAS_TANK_DECIMALS);
+
+/** Test seams: crash the process at the two points a crash can leave a transaction half-recorded. */
+export type SettlerHooks = { beforeBroadcast?: (hash: Hex) => void; afterBroadcast?: (hash: Hex) => void };
+
+export function settlerAccount(deps: AppDeps): PrivateKeyAccount {
+  const key = deps.config.SETTLER_PRIVATE_KEY;
+  if (!key) throw new Error("SETTLER_PRIVATE_KEY is not set");
+  return privateKeyToAccount(key as Hex);
+}
+
+export async function broadcast(pub: PublicClient, raw: Hex) {
+  try {
+    await pub.sendRawTransaction({ serializedTransaction: raw });
+  } catch (e) {
+    const msg = (e as Error).message.toLowerCase();
+    // Already in the pool or already mined: the stored transaction is out there, which is what we want.
+    if (msg.includes("already known") || msg.includes("nonce too low") || msg.includes("already imported")) return;
+    throw e;
+  }
+}
+
+export async function failPayments(deps: AppDeps, rows: PaymentRow[], reason: string) {
+  for (const p of rows) {
+    await withTransaction(deps.db, async (client) => {
+      const now = deps.now();
+      const failed = await transition(client, p.id, {
+        from: ["deploying_wallet", "withdrawing"],
+        to: "failed",
+        reason,
+        set: { failure_reason: reason },
+        event: { name: "payment.failed", extra: { reason } },
+        now,
+      });
+      if (failed) await refundGasTank(client, p);
+    });
+  }
+}
+
+async function refundGasTank(client: PoolClient, p: PaymentRow) {
+  await client.query(
+    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, payment_id, chain_id, reference)
+     SELECT merchant_id, 'settlement_refund', -amount_micros, payment_id, chain_id, 'refund:' || payment_id FROM ledger_entries WHERE reference = $1
+     ON CONFLICT (reference) DO NOTHING`,
+    [`fee:${p.id}`],
+  );
+}

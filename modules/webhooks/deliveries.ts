@@ -1,0 +1,194 @@
+import { isUuid } from "../../core/ids.js";
+import type { Db } from "../../db/client.js";
+
+// Delivery logs (one row per event in `webhook_deliveries`, one per HTTP attempt in `webhook_attempts`)
+// and manual resend.
+
+export type DeliveryStatus = "pending" | "success" | "failed";
+export const DELIVERY_STATUSES: DeliveryStatus[] = ["pending", "success", "failed"];
+
+type DeliveryRow = {
+  id: string;
+  merchant_id: string;
+  kind: "payment" | "vault";
+  event: string;
+  payment_id: string | null;
+  deposit_id: string | null;
+  status: DeliveryStatus;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: Date;
+  locked_until: Date | null;
+  last_http_status: number | null;
+  last_response: string | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  created_at: Date;
+  delivered_at: Date | null;
+  cursor: string;
+};
+
+export type DeliveryView = {
+  id: string;
+  kind: "payment" | "vault";
+  event: string;
+  paymentId: string | null;
+  depositId: string | null;
+  status: DeliveryStatus;
+  /** HTTP status of the last attempt (null: no attempt yet, or no response: timeout, TLS, DNS…). */
+  httpStatus: number | null;
+  attempts: number;
+  maxAttempts: number;
+  /** Last response body, truncated to 1000 characters. */
+  response: string | null;
+  error: string | null;
+  createdAt: number;
+  lastAttemptAt: number | null;
+  /** When the next automatic attempt is due (pending only). */
+  nextAttemptAt: number | null;
+  deliveredAt: number | null;
+};
+
+const ms = (d: Date | null) => (d ? d.getTime() : null);
+
+function view(r: DeliveryRow): DeliveryView {
+  return {
+    id: r.id,
+    kind: r.kind,
+    event: r.event,
+    paymentId: r.payment_id,
+    depositId: r.deposit_id,
+    status: r.status,
+    httpStatus: r.last_http_status,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    response: r.last_response,
+    error: r.last_error,
+    createdAt: r.created_at.getTime(),
+    lastAttemptAt: ms(r.last_attempt_at),
+    nextAttemptAt: r.status === "pending" ? r.next_attempt_at.getTime() : null,
+    deliveredAt: ms(r.delivered_at),
+  };
+}
+
+const COLUMNS = `id, merchant_id, kind, event, payment_id, deposit_id, status, attempts, max_attempts, next_attempt_at, locked_until,
+  last_http_status, last_response, last_error, last_attempt_at, created_at, delivered_at,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '|' || id AS cursor`;
+
+export type ListQuery = { limit?: string; cursor?: string; status?: string; paymentId?: string; event?: string };
+export type ListFilters = { kind?: "payment" | "vault"; limit: number; cursor?: { at: string; id: string }; status?: DeliveryStatus; paymentId?: string; event?: string };
+
+
+/** Query of `GET /v1/webhooks/deliveries`: limit 1-100 (default 50), opaque cursor, status, paymentId, event. */
+export function parseListQuery(q: ListQuery): { ok: true; filters: Omit<ListFilters, "kind"> } | { ok: false; error: string } {
+  const limit = q.limit === undefined ? 50 : Number(q.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) return { ok: false, error: "limit must be an integer from 1 to 100" };
+  const filters: Omit<ListFilters, "kind"> = { limit };
+  if (q.status !== undefined) {
+    if (!DELIVERY_STATUSES.includes(q.status as DeliveryStatus)) return { ok: false, error: `status must be one of ${DELIVERY_STATUSES.join(", ")}` };
+    filters.status = q.status as DeliveryStatus;
+  }
+  if (q.paymentId !== undefined) {
+    if (!isUuid(q.paymentId)) return { ok: false, error: "paymentId must be a payment id" };
+    filters.paymentId = q.paymentId;
+  }
+  if (q.event !== undefined) filters.event = q.event;
+  if (q.cursor !== undefined) {
+    const [at, id] = Buffer.from(q.cursor, "base64url").toString("utf8").split("|");
+    if (!at || !isUuid(id) || Number.isNaN(Date.parse(at))) return { ok: false, error: "invalid cursor" };
+    filters.cursor = { at, id };
+  }
+  return { ok: true, filters };
+}
+
+/** A merchant's deliveries, newest first. */
+export async function listDeliveries(db: Db, merchantId: string, f: ListFilters): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null; hasMore: boolean }> {
+  const where = ["merchant_id = $1"];
+  const args: unknown[] = [merchantId];
+  const add = (sql: string, ...v: unknown[]) => {
+    const n = args.length;
+    where.push(sql.replace(/\$(\d)/g, (_, i) => `$${n + Number(i)}`));
+    args.push(...v);
+  };
+  if (f.kind) add("kind = $1", f.kind);
+  if (f.status) add("status = $1", f.status);
+  if (f.paymentId) add("payment_id = $1", f.paymentId);
+  if (f.event) add("event = $1", f.event);
+  if (f.cursor) add("(created_at, id) < ($1::timestamptz, $2::uuid)", f.cursor.at, f.cursor.id);
+  args.push(f.limit + 1);
+  const { rows } = await db.pool.query<DeliveryRow>(
+    `SELECT ${COLUMNS} FROM webhook_deliveries WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT $${args.length}`,
+    args,
+  );
+  const hasMore = rows.length > f.limit;
+  const page = rows.slice(0, f.limit);
+  return {
+    deliveries: page.map(view),
+    nextCursor: hasMore ? Buffer.from(page.at(-1)!.cursor).toString("base64url") : null,
+    hasMore,
+  };
+}
+
+export type AttemptView = { attempt: number; url: string; httpStatus: number | null; response: string | null; error: string | null; durationMs: number | null; at: number };
+
+/** One delivery with its body and every attempt; null when it is not the merchant's (or does not exist). */
+export async function getDelivery(db: Db, id: string, merchantId?: string): Promise<(DeliveryView & { payload: unknown; attemptLog: AttemptView[] }) | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await db.pool.query<DeliveryRow & { payload: unknown }>(
+    `SELECT ${COLUMNS}, payload FROM webhook_deliveries WHERE id = $1 AND ($2::uuid IS NULL OR merchant_id = $2)`,
+    [id, merchantId ?? null],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const attempts = await db.pool.query(
+    `SELECT attempt, url, http_status, response, error, duration_ms, created_at FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id`,
+    [id],
+  );
+  return {
+    ...view(row),
+    payload: row.payload,
+    attemptLog: attempts.rows.map((a) => ({
+      attempt: a.attempt,
+      url: a.url,
+      httpStatus: a.http_status,
+      response: a.response,
+      error: a.error,
+      durationMs: a.duration_ms,
+      at: new Date(a.created_at).getTime(),
+    })),
+  };
+}
+
+export type ResendResult = { ok: true; delivery: DeliveryView } | { ok: false; status: 404 | 409; error: string };
+
+/**
+ * Manual resend: the delivery becomes `pending` and due now, with one more attempt allowed (a failed
+ * resend goes back to `failed`; no automatic retries). A pending delivery is just made due now. Refused
+ * while an attempt is in flight, and when the delivery's webhook is missing or inactive.
+ * The resend keeps the delivery's `webhook-id`, so a receiver that already processed it can deduplicate.
+ */
+export async function resendDelivery(db: Db, id: string, now: number, merchantId?: string): Promise<ResendResult> {
+  if (!isUuid(id)) return { ok: false, status: 404, error: "Delivery not found" };
+  const at = new Date(now);
+  const { rows } = await db.pool.query<DeliveryRow & { has_config: boolean; busy: boolean }>(
+    `SELECT d.id, d.kind, d.status, (d.locked_until IS NOT NULL AND d.locked_until > $3) AS busy,
+            CASE d.kind WHEN 'payment' THEN EXISTS (SELECT 1 FROM webhook_configs c WHERE c.merchant_id = d.merchant_id AND c.is_active)
+                        ELSE EXISTS (SELECT 1 FROM vault_webhook_configs v WHERE v.merchant_id = d.merchant_id AND v.is_active) END AS has_config
+       FROM webhook_deliveries d WHERE d.id = $1 AND ($2::uuid IS NULL OR d.merchant_id = $2)`,
+    [id, merchantId ?? null, at],
+  );
+  const d = rows[0];
+  if (!d) return { ok: false, status: 404, error: "Delivery not found" };
+  if (!d.has_config) return { ok: false, status: 409, error: "No active webhook is configured for this delivery" };
+  if (d.busy) return { ok: false, status: 409, error: "An attempt of this delivery is in progress" };
+  const updated = await db.pool.query<DeliveryRow>(
+    `UPDATE webhook_deliveries
+        SET max_attempts = CASE WHEN status = 'pending' THEN GREATEST(max_attempts, attempts + 1) ELSE attempts + 1 END,
+            status = 'pending', next_attempt_at = $2, locked_until = NULL, claim_token = NULL
+      WHERE id = $1 AND (locked_until IS NULL OR locked_until <= $2)
+      RETURNING ${COLUMNS}`,
+    [id, at],
+  );
+  if (!updated.rows[0]) return { ok: false, status: 409, error: "An attempt of this delivery is in progress" };
+  return { ok: true, delivery: view(updated.rows[0]) };
+}

@@ -1,0 +1,122 @@
+import PQueue from "p-queue";
+import type { Agent } from "undici";
+import type { AppDeps } from "../../core/deps.js";
+import { claimDueDeliveries, type ClaimedDelivery } from "./claim.js";
+import { createWebhookAgent, postWebhook } from "./deliver.js";
+import { createAttemptRecorder, recordSkipped } from "./record.js";
+import { webhookHeaders } from "./sign.js";
+
+// The delivery engine behind processors/webhook-dispatcher.ts. One pass:
+//   claim  - one statement takes due rows with FOR UPDATE SKIP LOCKED, stamps a lease (locked_until,
+//            claim_token) and reads each row's webhook (URL, signing key); it commits before any send,
+//            so replicas never claim the same attempt at once;
+//   send   - outside any transaction, each row is signed and POSTed, at most `concurrency` at a time
+//            (p-queue), with undici (30 s timeout, capped response read, no redirects);
+//   record - the attempt is logged and the row set to success / next attempt / failed, only if the
+//            lease is still ours. A crash between claim and record leaves the lease to expire: the row
+//            is claimed again and resent (at least once: duplicates possible, losses not).
+// Time (due rows, leases, retry schedule, webhook-timestamp) comes from deps.now().
+
+export type DispatcherOptions = {
+  /** Parallel HTTP deliveries per process (default 16). */
+  concurrency?: number;
+  /** Lease of a claimed row (default 3 minutes): at most 3 × concurrency rows are in hand, so a row waits at most 2 rounds of sends (30 s each) plus its own. */
+  leaseMs?: number;
+  /** Delivery timeout (default 30 s, the spec's). */
+  timeoutMs?: number;
+  /** Cap of response bytes read (default 16 KiB). */
+  maxResponseBytes?: number;
+  /** A pass stops claiming after this long (default 30 s), so the runner's heartbeat keeps beating under load. */
+  maxPassMs?: number;
+  /** Test-only: trust this CA for receivers (e.g. a self-signed test certificate). TLS stays verified. */
+  tls?: { ca: string | Buffer };
+  log?: (msg: string) => void;
+};
+
+export type DispatchStats = { claimed: number; succeeded: number; retrying: number; failed: number; skipped: number };
+
+export type WebhookDispatcher = {
+  /** One pass: delivers everything due now (see maxPassMs). Safe in several processes at once. */
+  run(deps: AppDeps): Promise<DispatchStats>;
+  /** Closes the HTTP agents. */
+  close(): Promise<void>;
+};
+
+export { claimDueDeliveries };
+
+export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDispatcher {
+  const concurrency = opts.concurrency ?? 16;
+  const leaseMs = opts.leaseMs ?? 180_000;
+  const maxPassMs = opts.maxPassMs ?? 30_000;
+  const log = opts.log ?? ((m: string) => console.error(`[webhook-dispatcher] ${m}`));
+  const agents = new Map<boolean, Agent>();
+  let warned = false;
+  const agentFor = (allowPrivate: boolean) => {
+    let a = agents.get(allowPrivate);
+    if (!a) agents.set(allowPrivate, (a = createWebhookAgent({ allowPrivate, ca: opts.tls?.ca, timeoutMs: opts.timeoutMs })));
+    return a;
+  };
+
+  const skipReason = (d: ClaimedDelivery) =>
+    d.url === null ? "webhook configuration deleted"
+    : !d.is_active ? "webhook inactive"
+    : d.kind === "payment" && !d.signing_key ? "webhook has no signing key (regenerate its secret)"
+    : null;
+
+  return {
+    async run(deps) {
+      const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE === true;
+      if (allowPrivate && deps.config.NODE_ENV === "production" && !warned) {
+        warned = true;
+        log("WEBHOOK_ALLOW_PRIVATE is set in production: webhooks may reach loopback and private addresses");
+      }
+      const agent = agentFor(allowPrivate);
+      const recorder = createAttemptRecorder(deps.db);
+      const stats: DispatchStats = { claimed: 0, succeeded: 0, retrying: 0, failed: 0, skipped: 0 };
+
+      const deliverOne = async (d: ClaimedDelivery) => {
+        try {
+          const reason = skipReason(d);
+          if (reason) {
+            await recordSkipped(deps.db, d, reason, deps.now());
+            stats.skipped++;
+            return;
+          }
+          const headers = webhookHeaders({ scheme: d.kind, id: d.id, timestampSeconds: Math.floor(deps.now() / 1000), rawBody: d.body, signingKey: d.signing_key });
+          const outcome = await postWebhook(
+            { url: d.url!, body: d.body, headers },
+            { dispatcher: agent, allowPrivate, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes },
+          );
+          const status = await recorder.record(d, d.url!, outcome, deps.now());
+          if (status === "success") stats.succeeded++;
+          else if (status === "pending") stats.retrying++;
+          else if (status === "failed") stats.failed++;
+        } catch (e) {
+          // Not recorded: the lease expires and the delivery is claimed again. Nothing is lost.
+          log(`delivery ${d.id}: ${(e as Error).message}`);
+        }
+      };
+
+      const queue = new PQueue({ concurrency });
+      const started = Date.now();
+      while (Date.now() - started < maxPassMs) {
+        const room = 3 * concurrency - queue.size - queue.pending;
+        const claimed = room > 0 ? await claimDueDeliveries(deps.db, deps.now(), room, leaseMs) : [];
+        stats.claimed += claimed.length;
+        for (const d of claimed) void queue.add(() => deliverOne(d));
+        if (claimed.length < room) {
+          if (claimed.length === 0 && queue.size + queue.pending === 0) break;
+          await queue.onIdle(); // nothing more due right now: finish the work in hand, then look again
+        } else {
+          await queue.onSizeLessThan(concurrency); // keep a batch queued while the next one is claimed
+        }
+      }
+      await queue.onIdle();
+      return stats;
+    },
+    async close() {
+      await Promise.all([...agents.values()].map((a) => a.close()));
+      agents.clear();
+    },
+  };
+}
