@@ -1,0 +1,105 @@
+import { GraphQLError } from "graphql";
+import type { Context, ErrorHandler, MiddlewareHandler } from "hono";
+import { createMiddleware } from "hono/factory";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { DomainError, type ErrorKind } from "../core/errors.js";
+import type { AppEnv } from "./context.js";
+
+// The one place where domain errors become HTTP: statuses, the spec's error bodies per route family,
+// and GraphQL errors carrying REST's message and status.
+
+export const STATUS: Record<ErrorKind, ContentfulStatusCode> = {
+  invalid: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  unsupported_media: 415,
+  rate_limited: 429,
+  failed: 500,
+  unavailable: 503,
+};
+
+/**
+ * The error bodies of the spec, by route family:
+ * - `plain`: `{error}` (POST /payments, /tokens/*, /oracle/price, /balance, /auth/*);
+ * - `coded`: `{error, code}` (GET /v1/payments);
+ * - `result`: `{success: false, error, data: null}` (/v1/webhooks*, withdraw);
+ * - `verify`: `{valid: false, verified: false, error}` (GET /payments/verify).
+ */
+export type ErrorBody = "plain" | "coded" | "result" | "verify";
+
+const CODE_BY_KIND: Record<ErrorKind, string> = {
+  invalid: "invalid_request",
+  unauthorized: "unauthorized",
+  not_found: "not_found",
+  conflict: "conflict",
+  unsupported_media: "unsupported_media_type",
+  rate_limited: "rate_limited",
+  failed: "internal_error",
+  unavailable: "service_unavailable",
+};
+
+export function errorBody(shape: ErrorBody, message: string, code: string): Record<string, unknown> {
+  switch (shape) {
+    case "plain":
+      return { error: message };
+    case "coded":
+      return { error: message, code };
+    case "result":
+      return { success: false, error: message, data: null };
+    case "verify":
+      return { valid: false, verified: false, error: message };
+  }
+}
+
+type Family = { shape: ErrorBody; internal: string };
+const families = new WeakMap<Request, Family>();
+
+/**
+ * Names the error body of the routes below it, and the message of an unexpected failure
+ * (the spec's `Failed to create payment`, `Failed to fetch token price`, ...).
+ */
+export const errorsAs = (shape: ErrorBody, internal = "Internal server error"): MiddlewareHandler<AppEnv> =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    families.set(c.req.raw, { shape, internal });
+    await next();
+  });
+
+/** A domain error as the route family's body and status. */
+export function domainErrorResponse(c: Context, e: DomainError) {
+  const family = families.get(c.req.raw) ?? { shape: "plain", internal: "Internal server error" };
+  const status = STATUS[e.kind];
+  const retryAfter = e.details?.retryAfter;
+  if (typeof retryAfter === "number") c.header("Retry-After", String(retryAfter));
+  return c.json(errorBody(family.shape, e.message, e.code ?? CODE_BY_KIND[e.kind]), status);
+}
+
+/** `app.onError`: domain errors mapped; anything else logged and answered 500 without its text. */
+export const onError: ErrorHandler<AppEnv> = (err, c) => {
+  if (err instanceof DomainError) return domainErrorResponse(c, err);
+  const family = families.get(c.req.raw) ?? { shape: "plain" as const, internal: "Internal server error" };
+  if (err instanceof HTTPException && err.status < 500) {
+    return c.json(errorBody(family.shape, err.message || "Bad request", "invalid_request"), err.status as ContentfulStatusCode);
+  }
+  console.error(`[api] ${c.req.method} ${c.req.path}`, err);
+  return c.json(errorBody(family.shape, family.internal, "internal_error"), 500);
+};
+
+/** GraphQL `extensions.code` by status (docs/graphql.md). */
+export const GRAPHQL_CODE_BY_STATUS: Record<number, string> = {
+  400: "BAD_USER_INPUT",
+  401: "UNAUTHENTICATED",
+  404: "NOT_FOUND",
+  409: "CONFLICT",
+  415: "UNSUPPORTED_MEDIA_TYPE",
+  429: "RATE_LIMITED",
+  500: "INTERNAL_SERVER_ERROR",
+  503: "SERVICE_UNAVAILABLE",
+};
+
+/** A domain error as a GraphQL field error with REST's message and `extensions: {code, http}`. */
+export function toGraphqlError(e: DomainError): GraphQLError {
+  const http = STATUS[e.kind];
+  return new GraphQLError(e.message, { extensions: { code: e.code ?? GRAPHQL_CODE_BY_STATUS[http], http, ...(e.details ?? {}) } });
+}
