@@ -64,10 +64,6 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
   return out;
 }
 
-export function activeChain(chainId: number, env: Env = process.env): ActiveChain | undefined {
-  return activeChains(env).find((c) => c.chainId === chainId);
-}
-
 /** The token of a chain by address (case-insensitive), native included. */
 export function findToken(chain: ActiveChain, address: string): ActiveToken | undefined {
   const a = address.toLowerCase();

@@ -71,6 +71,4 @@ const erc20Abi = [
 ];
 fs.writeFileSync(path.join(outDir, "erc20.ts"),
   `${header}// Minimal standard ERC-20 ABI (tokens such as USDT on chain 1 return no bool from transfer: read logs and balances with it, send with SafeERC20-style care).\nexport const erc20Abi = ${JSON.stringify(erc20Abi, null, 2)} as const;\n`);
-fs.writeFileSync(path.join(outDir, "index.ts"),
-  header + [...CONTRACTS, "erc20"].map((n) => `export * from "./${n}.js";\n`).join(""));
 console.log(`compiled ${CONTRACTS.join(", ")} (solc ${solc.version()}) -> ${path.relative(root, outDir)}/`);

@@ -1,10 +1,11 @@
-/**
- * A small JSON parser that keeps every number as its source literal (JsonNumber), so a price such
- * as `0.000012345678901234` or `1.2345e-7` reaches the money code exactly, never through a float.
- * (Node 20's JSON.parse reviver has no access to the source text.) Strict RFC 8259 grammar;
- * throws SyntaxError on malformed input.
- */
+import { parse } from "lossless-json";
 
+/**
+ * JSON with every number kept as its source literal (JsonNumber), so a price such as
+ * `0.000012345678901234` or `1.2345e-7` reaches the money code exactly, never through a float.
+ * Parsing is the `lossless-json` package (strict RFC 8259, objects without a prototype); this
+ * module adds the number type, a nesting bound and own-property access.
+ */
 export class JsonNumber {
   constructor(readonly literal: string) {}
   toString() {
@@ -14,103 +15,24 @@ export class JsonNumber {
 
 export type LosslessJson = null | boolean | string | JsonNumber | LosslessJson[] | { [key: string]: LosslessJson };
 
-const NUMBER_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const MAX_DEPTH = 64;
 
+function depth(v: LosslessJson, d = 0): number {
+  if (d > MAX_DEPTH || typeof v !== "object" || v === null || v instanceof JsonNumber) return d;
+  let max = d;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) max = Math.max(max, depth(x, d + 1));
+  return max;
+}
+
+/** Parses `text`; throws SyntaxError on malformed input or nesting deeper than 64. */
 export function parseJsonLossless(text: string): LosslessJson {
-  let i = 0;
-  const fail = (what: string): never => {
-    throw new SyntaxError(`invalid JSON at ${i}: ${what}`);
-  };
-  const ws = () => {
-    while (i < text.length) {
-      const c = text.charCodeAt(i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
-      else break;
-    }
-  };
-  const str = (): string => {
-    // i at the opening quote; find the closing quote, then let JSON.parse decode escapes (strings carry no numbers).
-    let j = i + 1;
-    while (j < text.length) {
-      const c = text.charCodeAt(j);
-      if (c === 0x22) break;
-      if (c === 0x5c) j += 2;
-      else if (c < 0x20) fail("control character in string");
-      else j++;
-    }
-    if (j >= text.length) fail("unterminated string");
-    const s = JSON.parse(text.slice(i, j + 1)) as string;
-    i = j + 1;
-    return s;
-  };
-  const value = (depth: number): LosslessJson => {
-    if (depth > MAX_DEPTH) fail("nesting too deep");
-    ws();
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      const out: { [key: string]: LosslessJson } = Object.create(null);
-      ws();
-      if (text[i] === "}") {
-        i++;
-        return out;
-      }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail("expected a key");
-        const k = str();
-        ws();
-        if (text[i] !== ":") fail("expected ':'");
-        i++;
-        out[k] = value(depth + 1);
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "}") {
-          i++;
-          return out;
-        }
-        fail("expected ',' or '}'");
-      }
-    }
-    if (c === "[") {
-      i++;
-      const out: LosslessJson[] = [];
-      ws();
-      if (text[i] === "]") {
-        i++;
-        return out;
-      }
-      for (;;) {
-        out.push(value(depth + 1));
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "]") {
-          i++;
-          return out;
-        }
-        fail("expected ',' or ']'");
-      }
-    }
-    if (c === '"') return str();
-    if (text.startsWith("true", i)) return (i += 4), true;
-    if (text.startsWith("false", i)) return (i += 5), false;
-    if (text.startsWith("null", i)) return (i += 4), null;
-    NUMBER_RE.lastIndex = i;
-    const m = NUMBER_RE.exec(text);
-    if (!m || m[0].length === 0) fail("unexpected token");
-    i += m![0].length;
-    return new JsonNumber(m![0]);
-  };
-  const v = value(0);
-  ws();
-  if (i !== text.length) fail("trailing characters");
+  let v: LosslessJson;
+  try {
+    v = parse(text, null, (literal) => new JsonNumber(literal)) as LosslessJson;
+  } catch (e) {
+    throw e instanceof SyntaxError ? e : new SyntaxError(`invalid JSON: ${(e as Error).message}`);
+  }
+  if (depth(v) > MAX_DEPTH) throw new SyntaxError("invalid JSON: nesting too deep");
   return v;
 }
 

@@ -23,7 +23,11 @@ export async function startReceiver(opts: { responder?: Responder; cert?: { key:
     req.on("end", async () => {
       const r: Received = { headers: req.headers as Record<string, string>, rawBody: Buffer.concat(chunks).toString("utf8"), path: req.url ?? "/", at: Date.now() };
       const index = received.push(r) - 1;
-      for (const w of [...waiters]) if (received.length >= w.n) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+      for (const w of [...waiters])
+        if (received.length >= w.n) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve();
+        }
       const reply = await responder(r, index);
       if (reply === "hang") {
         hanging.add(res);
