@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
-import type { Db } from "./client.js";
+import { withTransaction, type Db } from "./client.js";
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
 
@@ -16,10 +16,8 @@ type Journal = { entries: { idx: number; tag: string; when: number }[] };
  */
 export async function migrate(db: Db): Promise<{ applied: string[] }> {
   const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as Journal;
-  const client = await db.pool.connect();
-  const applied: string[] = [];
-  try {
-    await client.query("BEGIN");
+  return withTransaction(db, async (client) => {
+    const applied: string[] = [];
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`migrate:${db.schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${db.schema}"`);
     await client.query(
@@ -39,12 +37,6 @@ export async function migrate(db: Db): Promise<{ applied: string[] }> {
       await client.query(`INSERT INTO "${db.schema}"."__migrations" (tag, hash) VALUES ($1, $2)`, [entry.tag, hash]);
       applied.push(entry.tag);
     }
-    await client.query("COMMIT");
     return { applied };
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -174,7 +174,7 @@ export const settlements = pgTable(
     txHash: text("tx_hash").notNull().unique(),
     rawTx: text("raw_tx").notNull(),
     paymentIds: uuid("payment_ids").array().notNull(),
-    status: text("status").notNull().default("signed"), // signed | sent | mined | reverted | replaced
+    status: text("status").notNull().default("signed"), // signed | sent | mined | reverted | dropped
     gasUsed: numeric("gas_used", { precision: 78, scale: 0 }),
     effectiveGasPrice: numeric("effective_gas_price", { precision: 78, scale: 0 }),
     blockNumber: numeric("block_number", { precision: 78, scale: 0 }),
@@ -183,6 +183,21 @@ export const settlements = pgTable(
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [uniqueIndex("settlements_signer_nonce_idx").on(t.chainId, t.signer, t.nonce), index("settlements_status_idx").on(t.status)],
+);
+
+/**
+ * The next nonce each of our signers takes on each chain, whatever the transaction is for (chains/tx-sender.ts
+ * advances it under a per-signer advisory lock, in the transaction that stores the signed bytes).
+ */
+export const signerNonces = pgTable(
+  "signer_nonces",
+  {
+    chainId: integer("chain_id").notNull(),
+    signer: text("signer").notNull(),
+    nextNonce: integer("next_nonce").notNull(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.signer] })],
 );
 
 export const webhookConfigs = pgTable("webhook_configs", {

@@ -1,0 +1,172 @@
+import type { PoolClient } from "pg";
+import {
+  createWalletClient,
+  http,
+  keccak256,
+  type Address,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  type TransactionReceipt,
+} from "viem";
+import { withTransaction, type Db } from "../db/client.js";
+import { viemChain } from "./clients.js";
+import type { ActiveChain } from "./runtime.js";
+
+/** A transaction as signed and stored before it is broadcast. `from` is lowercase. */
+export type SignedTx = { chainId: number; from: string; nonce: number; hash: Hex; rawTx: Hex };
+
+/** What the caller kept of a transaction it sent, enough to find it or send it again. */
+export type StoredTx = { hash: Hex; rawTx: Hex; nonce: number };
+
+/**
+ * What became of a stored transaction: mined (or reverted) with its receipt; dropped when its nonce
+ * was used by another transaction (it can never mine); sent when the node has it (again) and it waits.
+ */
+export type TxOutcome = { status: "mined" | "reverted"; receipt: TransactionReceipt } | { status: "dropped" } | { status: "sent" };
+
+/** Test seams: crash the process at the two points a crash can leave a transaction half-recorded. */
+export type BroadcastHooks = { beforeBroadcast?: (hash: Hex) => void; afterBroadcast?: (hash: Hex) => void };
+
+export type SendTransactionParameters = {
+  to: Address;
+  data?: Hex;
+  value?: bigint;
+  /** Gas limit as is; without it the call is estimated and given a 20% margin. */
+  gas?: bigint;
+  /** Runs under the signer's lock before a nonce is taken; false sends nothing (another replica got there first). */
+  claim?: (client: PoolClient) => Promise<boolean>;
+  /** Stores the signed transaction in the caller's table, in the database transaction that takes its nonce. */
+  record: (client: PoolClient, tx: SignedTx) => Promise<void>;
+  /** The node accepted the bytes (or already had them). */
+  sent?: (tx: SignedTx) => Promise<void>;
+  hooks?: BroadcastHooks;
+};
+
+/** Gas estimation failed: the call would revert as it stands (or the node could not tell). Nothing was signed. */
+export class GasEstimateError extends Error {
+  constructor(cause: unknown) {
+    super((cause as Error).message, { cause });
+    this.name = "GasEstimateError";
+  }
+}
+
+export type TxSender = {
+  /** The signer's address. */
+  address: Address;
+  sendTransaction(params: SendTransactionParameters): Promise<SignedTx | null>;
+  reconcile<T extends StoredTx>(txs: T[], apply: (tx: T, outcome: TxOutcome) => Promise<void>): Promise<void>;
+};
+
+/**
+ * The one way the service sends a transaction (settlement sweeps and withdrawals today; Vault sweeps
+ * and bridge cancels next). `sendTransaction` takes the nonce under a Postgres advisory lock per
+ * (chain, signer), so several replicas never reuse one; signs; lets the caller store the signed bytes
+ * and hash in that same database transaction; and broadcasts only after it commits. After a crash at
+ * any point, `reconcile` finds each stored transaction by its hash: a receipt means mined or reverted;
+ * none, with its nonce already used, means dropped; otherwise the same bytes (same nonce, same hash) are
+ * sent again. So a sent transaction is never forgotten and never signed twice.
+ *
+ * @example
+ * const sender = txSender({ db, chain, client, account });
+ * await sender.sendTransaction({
+ *   to: chain.factory!,
+ *   data,
+ *   record: async (c, tx) => {
+ *     await c.query(`INSERT INTO settlements (chain_id, signer, nonce, tx_hash, raw_tx, payment_ids) VALUES ($1, $2, $3, $4, $5, $6)`,
+ *       [tx.chainId, tx.from, tx.nonce, tx.hash, tx.rawTx, paymentIds]);
+ *   },
+ *   sent: async (tx) => {
+ *     await db.pool.query(`UPDATE settlements SET status = 'sent' WHERE tx_hash = $1 AND status = 'signed'`, [tx.hash]);
+ *   },
+ * });
+ * // Every pass, and so after a restart: what became of what was stored.
+ * await sender.reconcile(live.map((s) => ({ ...s, hash: s.tx_hash, rawTx: s.raw_tx })), async (s, outcome) => {
+ *   await db.pool.query(`UPDATE settlements SET status = $2 WHERE id = $1`, [s.id, outcome.status]);
+ * });
+ */
+export type TxSenderOptions = { db: Db; chain: ActiveChain; client: PublicClient; account: LocalAccount };
+
+export function txSender({ db, chain, client, account }: TxSenderOptions): TxSender {
+  const signer = account.address.toLowerCase();
+  const wallet = createWalletClient({ account, chain: viemChain(chain), transport: http(chain.rpcUrl) });
+
+  async function takeNonce(c: PoolClient): Promise<number> {
+    const { rows } = await c.query(`SELECT next_nonce FROM signer_nonces WHERE chain_id = $1 AND signer = $2`, [chain.chainId, signer]);
+    const pending = await client.getTransactionCount({ address: account.address, blockTag: "pending" });
+    const nonce = Math.max(pending, rows[0]?.next_nonce ?? 0);
+    await c.query(
+      `INSERT INTO signer_nonces (chain_id, signer, next_nonce) VALUES ($1, $2, $3)
+       ON CONFLICT (chain_id, signer) DO UPDATE SET next_nonce = EXCLUDED.next_nonce, updated_at = now()`,
+      [chain.chainId, signer, nonce + 1],
+    );
+    return nonce;
+  }
+
+  async function estimateWithMargin(to: Address, data?: Hex, value?: bigint): Promise<bigint> {
+    try {
+      return ((await client.estimateGas({ account, to, data, value })) * 12n) / 10n;
+    } catch (e) {
+      throw new GasEstimateError(e);
+    }
+  }
+
+  return {
+    address: account.address,
+
+    async sendTransaction({ to, data, value, gas, claim, record, sent, hooks = {} }) {
+      const limit = gas ?? (await estimateWithMargin(to, data, value));
+      const fees = await client.estimateFeesPerGas();
+      const tx = await withTransaction(db, async (c) => {
+        await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chain.chainId}:${signer}`]);
+        if (claim && !(await claim(c))) return null;
+        const nonce = await takeNonce(c);
+        const rawTx = await wallet.signTransaction({
+          account,
+          chain: viemChain(chain),
+          to,
+          data,
+          value,
+          nonce,
+          gas: limit,
+          maxFeePerGas: fees.maxFeePerGas!,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
+        });
+        const signed: SignedTx = { chainId: chain.chainId, from: signer, nonce, hash: keccak256(rawTx), rawTx };
+        await record(c, signed);
+        return signed;
+      });
+      if (!tx) return null;
+      hooks.beforeBroadcast?.(tx.hash);
+      await broadcast(client, tx.rawTx);
+      hooks.afterBroadcast?.(tx.hash);
+      await sent?.(tx);
+      return tx;
+    },
+
+    async reconcile(txs, apply) {
+      if (txs.length === 0) return;
+      const confirmedNonce = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
+      for (const tx of [...txs].sort((a, b) => a.nonce - b.nonce)) {
+        const receipt = await client.getTransactionReceipt({ hash: tx.hash }).catch(() => null);
+        if (receipt) await apply(tx, { status: receipt.status === "success" ? "mined" : "reverted", receipt });
+        else if (tx.nonce < confirmedNonce) await apply(tx, { status: "dropped" });
+        else {
+          await broadcast(client, tx.rawTx);
+          await apply(tx, { status: "sent" });
+        }
+      }
+    },
+  };
+}
+
+/** Sends signed bytes; a node that already has them (in its pool or mined) is what we want, not an error. */
+export async function broadcast(client: PublicClient, rawTx: Hex): Promise<void> {
+  try {
+    await client.sendRawTransaction({ serializedTransaction: rawTx });
+  } catch (e) {
+    const msg = (e as Error).message.toLowerCase();
+    if (msg.includes("already known") || msg.includes("nonce too low") || msg.includes("already imported")) return;
+    throw e;
+  }
+}
