@@ -2,6 +2,7 @@
 // latency (block -> Transfer row) measured in the same run as the baseline.
 //   npx tsx bench/payment-latency.ts [payments=10] [chainId=777177]
 import path from "node:path";
+import { eq } from "drizzle-orm";
 import { createPublicClient, createWalletClient, http, parseEther, parseUnits, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { testTokenAbi } from "../abis/TestToken.js";
@@ -30,6 +31,7 @@ const pub = createPublicClient({ chain: viemChain(chain), transport: http(chain.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const q = async (sql: string, args: unknown[]) => (await deps.db.pool.query(sql, args)).rows[0];
+const { transfer } = deps.db.views;
 const indexed: number[] = [];
 const paid: number[] = [];
 const completed: number[] = [];
@@ -53,7 +55,7 @@ for (let i = 0; i < N; i++) {
   let tIndexed = 0, tPaid = 0;
   for (;;) {
     const now = Date.now();
-    if (!tIndexed && (await q(`SELECT 1 AS x FROM chain.transfer WHERE transaction_hash = $1`, [hash]))) tIndexed = now;
+    if (!tIndexed && (await deps.db.orm.select({ id: transfer.id }).from(transfer).where(eq(transfer.transactionHash, hash))).length) tIndexed = now;
     const p = await q(`SELECT status, paid_at FROM payments WHERE id = $1`, [id]);
     if (!tPaid && p.paid_at) tPaid = p.paid_at.getTime();
     if (p.status === "completed") {

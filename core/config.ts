@@ -1,6 +1,9 @@
 import { z } from "zod";
 
 // All settings come from the environment; documented in README.md ("Configuration").
+/** The HASH_SECRET of development and tests; refused in production. */
+export const DEV_HASH_SECRET = "dev-only-hash-secret-change-me";
+
 const schema = z.object({
   NODE_ENV: z.string().default("development"),
   PORT: z.coerce.number().int().default(3000),
@@ -13,13 +16,15 @@ const schema = z.object({
   /** Where the payer page lives: `{APP_URL}/pay/<paymentId>`. */
   APP_URL: z.string().optional(),
   /** HMAC key of redirect hashes. Required in production. */
-  HASH_SECRET: z.string().default("dev-only-hash-secret-change-me"),
+  HASH_SECRET: z.string().default(DEV_HASH_SECRET),
   /** Private key that may trigger sweeps on the factory (one signer for every chain). */
   SETTLER_PRIVATE_KEY: z.string().optional(),
   /** Receives platform fees; must be allow-listed on the factory. */
   FEE_RECIPIENT: z.string().optional(),
   /** Payout of Gas Tank deposit wallets (the service treasury). */
   TREASURY_ADDRESS: z.string().optional(),
+  /** Blocks deep a Gas Tank deposit must be before it is credited. */
+  GAS_TANK_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(3),
   /** Base URL of the price index provider's HTTP API. */
   PRICE_API_URL: z.string().optional(),
   PRICE_API_KEY: z.string().optional(),
@@ -36,7 +41,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = schema.parse(env);
   const baseUrl = c.BASE_URL ?? `http://${c.HOST}:${c.PORT}/api`;
   const appUrl = c.APP_URL ?? baseUrl.replace(/\/api$/, "");
-  if (c.NODE_ENV === "production" && c.HASH_SECRET === "dev-only-hash-secret-change-me")
+  if (c.NODE_ENV === "production" && c.HASH_SECRET === DEV_HASH_SECRET)
     throw new Error("HASH_SECRET must be set in production");
   return { ...c, baseUrl, appUrl };
 }

@@ -1,5 +1,6 @@
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import { chainViews, type ChainViews } from "./chain-views.js";
 import * as schema from "./schema.js";
 
 // numeric(78,0) and int8 come back as strings: money never passes through a float.
@@ -14,6 +15,8 @@ export type Db = {
   schema: string;
   /** Postgres schema where Ponder publishes its views (chain facts). */
   viewsSchema: string;
+  /** Ponder's views in `viewsSchema`, for typed reads with `orm` (db/chain-views.ts). */
+  views: ChainViews;
   close(): Promise<void>;
 };
 
@@ -35,7 +38,7 @@ export function createDb(opts: DbOptions): Db {
   // An idle client's error (server restart) must not crash the process; the pool replaces it.
   pool.on("error", () => {});
   const orm = drizzle(pool, { schema });
-  return { pool, orm, schema: appSchema, viewsSchema, close: () => pool.end() };
+  return { pool, orm, schema: appSchema, viewsSchema, views: chainViews(viewsSchema), close: () => pool.end() };
 }
 
 /** Runs `fn` in one database transaction on a dedicated client (BEGIN/COMMIT, ROLLBACK on throw). */

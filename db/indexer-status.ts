@@ -8,19 +8,19 @@ const timeOf = (checkpoint: string) => Number(checkpoint.slice(0, 10)) * 1000;
 
 /** Indexer progress per chain from Ponder's `_ponder_checkpoint` (published in the views schema). Null until Ponder is ready. */
 export async function indexerProgress(db: Db): Promise<IndexerProgress[] | null> {
+  const c = db.views.checkpoint;
   try {
-    const { rows } = await db.pool.query(
-      `SELECT chain_name, chain_id, latest_checkpoint, finalized_checkpoint FROM "${db.viewsSchema}"."_ponder_checkpoint" ORDER BY chain_id`,
-    );
+    const rows = await db.orm.select().from(c).orderBy(c.chainId);
     return rows.map((r) => ({
-      chainId: Number(r.chain_id),
-      chainName: r.chain_name,
-      indexedBlock: blockOf(r.latest_checkpoint),
-      finalizedBlock: blockOf(r.finalized_checkpoint),
-      indexedAt: timeOf(r.latest_checkpoint),
+      chainId: r.chainId,
+      chainName: r.chainName,
+      indexedBlock: blockOf(r.latestCheckpoint),
+      finalizedBlock: blockOf(r.finalizedCheckpoint),
+      indexedAt: timeOf(r.latestCheckpoint),
     }));
-  } catch (e: any) {
-    if (e?.code === "42P01" || e?.code === "3F000") return null; // views not created yet
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "42P01" || code === "3F000") return null; // views not created yet
     throw e;
   }
 }

@@ -1,11 +1,11 @@
-import { createDetector } from "./detector.js";
+import { detector } from "./detector.js";
 import { expiry } from "./expiry.js";
 import { gasTankCredits } from "./gas-tank.js";
 import type { Processor } from "./runner.js";
-import { createSettler } from "./settler.js";
+import { settler } from "./settler.js";
 import { webhookDispatcher } from "./webhook-dispatcher.js";
 
 /** Every background processor of the service, in one list (started by `npm start` and by deployments). */
 export function allProcessors(): Processor[] {
-  return [createDetector(), gasTankCredits, createSettler(), expiry, webhookDispatcher()];
+  return [detector(), gasTankCredits(), settler(), expiry(), webhookDispatcher()];
 }

@@ -4,8 +4,23 @@ import { indexerProgress } from "../db/indexer-status.js";
 /**
  * A background job: `run` does one pass and must be safe to repeat (crash, replica, restart).
  * `needsIndexer`: reads Ponder's tables, so it waits until Ponder has published its views.
+ * `close`: releases what the processor holds (HTTP agents...) once its runner has stopped.
  */
-export type Processor = { name: string; intervalMs: number; needsIndexer?: boolean; run(deps: AppDeps): Promise<void> };
+export type Processor = {
+  name: string;
+  intervalMs: number;
+  needsIndexer?: boolean;
+  run(deps: AppDeps): Promise<void>;
+  close?(): Promise<void>;
+};
+
+/**
+ * Every processor is made the same way: its file exports a factory that returns
+ * `defineProcessor({...})`, so per-instance state (caches, HTTP agents) is never shared by two runners.
+ */
+export function defineProcessor<P extends Processor>(p: P): P {
+  return p;
+}
 
 export type ProcessorRunner = { stop(): Promise<void>; runOnce(name?: string): Promise<void> };
 
@@ -57,16 +72,19 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: (ms
     }
   });
   return {
+    /** Stops every loop after its current pass, then closes the processors. */
     async stop() {
       abort.abort();
       await Promise.all(loops);
+      for (const p of processors) await p.close?.().catch((e) => log(`[${p.name}] close: ${(e as Error).stack ?? e}`));
     },
     /** One pass now (tests drive processors deterministically with this). */
     async runOnce(name) {
-      for (const p of processors) if (!name || p.name === name) {
-        await running.get(p.name);
-        await pass(p);
-      }
+      for (const p of processors)
+        if (!name || p.name === name) {
+          await running.get(p.name);
+          await pass(p);
+        }
     },
   };
 }

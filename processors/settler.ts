@@ -1,32 +1,32 @@
 import type { AppDeps } from "../core/deps.js";
 import type { ActiveChain } from "../chains/runtime.js";
+import { txSender } from "../chains/tx-sender.js";
 import { complete } from "../modules/settlement/complete.js";
 import { reconcile } from "../modules/settlement/reconcile.js";
 import { reserve } from "../modules/settlement/reserve.js";
 import { send } from "../modules/settlement/send.js";
 import { settlerAccount, type SettlerHooks } from "../modules/settlement/shared.js";
-import type { Processor } from "./runner.js";
+import { defineProcessor } from "./runner.js";
 
 export type { SettlerHooks };
 
 /** One settlement pass over a chain: reconcile sent transactions, complete indexed sweeps, reserve, send. */
 export async function settleChain(deps: AppDeps, chain: ActiveChain, hooks: SettlerHooks = {}) {
   if (!chain.factory) return;
-  const pub = deps.clients.get(chain.chainId)!;
-  const account = settlerAccount(deps);
-  await reconcile(deps, chain, pub, account);
+  const sender = txSender({ db: deps.db, chain, client: deps.clients.get(chain.chainId)!, account: settlerAccount(deps) });
+  await reconcile(deps, chain, sender);
   await complete(deps, chain);
   await reserve(deps, chain);
-  await send(deps, chain, pub, account, hooks);
+  await send(deps, chain, sender, hooks);
 }
 
-export function createSettler(hooks: SettlerHooks = {}): Processor {
-  return {
+export function settler(hooks: SettlerHooks = {}) {
+  return defineProcessor({
     name: "settler",
     needsIndexer: true,
     intervalMs: Number(process.env.SETTLER_INTERVAL_MS ?? 250),
     async run(deps) {
       for (const chain of deps.chains) await settleChain(deps, chain, hooks);
     },
-  };
+  });
 }

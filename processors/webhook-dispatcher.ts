@@ -1,5 +1,5 @@
 import { createWebhookDispatcher, type DispatcherOptions } from "../modules/webhooks/dispatcher.js";
-import type { Processor } from "./runner.js";
+import { defineProcessor, type Processor } from "./runner.js";
 
 export type WebhookDispatcherProcessor = Processor & { close(): Promise<void> };
 
@@ -8,15 +8,16 @@ export type WebhookDispatcherProcessor = Processor & { close(): Promise<void> };
  * FOR UPDATE SKIP LOCKED under a lease, sends them with undici (30 s timeout, at most `concurrency` at
  * once), records each attempt and schedules retries (5 then 10 minutes) from `deps.now()`. Several
  * replicas may run it side by side. Options are for tuning and tests (`tls.ca` trusts a test receiver).
+ * The runner's stop() closes its HTTP agents.
  */
 export function webhookDispatcher(opts: DispatcherOptions = {}): WebhookDispatcherProcessor {
   const engine = createWebhookDispatcher(opts);
-  return {
+  return defineProcessor({
     name: "webhook-dispatcher",
     intervalMs: 1_000,
     async run(deps) {
       await engine.run(deps);
     },
     close: () => engine.close(),
-  };
+  });
 }

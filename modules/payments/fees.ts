@@ -32,8 +32,6 @@ export type FeeMode = "gasTank" | "gasless" | "payerCoversFee";
 
 /** Spec: processing fee 0.10 USD fixed. */
 export const PROCESSING_FEE_USD18 = ONE_USD18 / 10n;
-/** USDT micros per USD: Gas Tank balances have 6 decimals. */
-export const GAS_TANK_DECIMALS = 6;
 const BPS = 10_000n;
 
 export type FeeInput = {

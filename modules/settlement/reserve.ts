@@ -1,7 +1,7 @@
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
-import { gasTankBalance } from "../gas-tank/gas-tank.js";
+import { gasTankBalance } from "../gas-tank/ledger.js";
 import { transition } from "../payments/state-machine.js";
 import type { PaymentRow } from "../payments/types.js";
 import { sweepFeeUnits, usesGasTank } from "./plan.js";

@@ -1,10 +1,11 @@
 import type { PoolClient } from "pg";
-import type { Hex, PublicClient } from "viem";
+import type { Hex } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
+import type { BroadcastHooks } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
 import { formatAmount } from "../../core/money.js";
-import { GAS_TANK_DECIMALS } from "../gas-tank/gas-tank.js";
+import { GAS_TANK_DECIMALS } from "../gas-tank/usdt.js";
 import { transition } from "../payments/state-machine.js";
 import type { PaymentRow } from "../payments/types.js";
 
@@ -14,24 +15,13 @@ export const LIVE = `('signed', 'sent')`;
 export const COVERING = `('signed', 'sent', 'mined')`;
 export const usdt = (micros: bigint) => formatAmount(micros, GAS_TANK_DECIMALS);
 
-/** Test seams: crash the process at the two points a crash can leave a transaction half-recorded. */
-export type SettlerHooks = { beforeBroadcast?: (hash: Hex) => void; afterBroadcast?: (hash: Hex) => void };
+/** Test seams: crash the settler at the two points a crash can leave a transaction half-recorded. */
+export type SettlerHooks = BroadcastHooks;
 
 export function settlerAccount(deps: AppDeps): PrivateKeyAccount {
   const key = deps.config.SETTLER_PRIVATE_KEY;
   if (!key) throw new Error("SETTLER_PRIVATE_KEY is not set");
   return privateKeyToAccount(key as Hex);
-}
-
-export async function broadcast(pub: PublicClient, raw: Hex) {
-  try {
-    await pub.sendRawTransaction({ serializedTransaction: raw });
-  } catch (e) {
-    const msg = (e as Error).message.toLowerCase();
-    // Already in the pool or already mined: the stored transaction is out there, which is what we want.
-    if (msg.includes("already known") || msg.includes("nonce too low") || msg.includes("already imported")) return;
-    throw e;
-  }
 }
 
 export async function failPayments(deps: AppDeps, rows: PaymentRow[], reason: string) {

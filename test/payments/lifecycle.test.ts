@@ -10,8 +10,7 @@ import { startTestService, type TestService } from "../helpers/service.js";
 let svc: TestService;
 let merchant: { id: string; apiKey: string };
 beforeAll(async () => {
-  process.env.GAS_TANK_CONFIRMATIONS = "1";
-  svc = await startTestService();
+  svc = await startTestService({ env: { GAS_TANK_CONFIRMATIONS: "1" } });
   merchant = await svc.newMerchant();
 });
 afterAll(() => svc?.stop());
