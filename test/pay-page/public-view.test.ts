@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCountdown } from "../../web/pay/page.js";
+import { formatCountdown } from "../../web/pay/texts.js";
 import { eip681Uri, payerStage, toPublicView } from "../../modules/payments/public-view.js";
 import type { PaymentRow } from "../../modules/payments/types.js";
 import { hashMatches, redirectHash } from "../../modules/payments/verify-hash.js";

@@ -1,0 +1,103 @@
+import { isNativeToken } from "../../chains/registry.js";
+import { formatAmount, parseAmount } from "../../core/money.js";
+import type { PublicPaymentView } from "../../modules/payments/public-view.js";
+import { STAGE_LABEL, countdownText, stageNotice } from "./texts.js";
+
+/** The payer page's HTML. Every interpolated value goes through `esc` (markup) or `scriptJson` (the state block). */
+
+/** Where the page finds its stylesheet and script (relative to /pay/<id>; `?v=` is the content hash). */
+export type AssetUrls = { css: string; js: string };
+
+const esc = (s: unknown) =>
+  String(s ?? "").replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
+
+/** JSON inside <script>: no `</script>`, no HTML comment openers, no JS line separators. */
+const scriptJson = (v: unknown) =>
+  JSON.stringify(v).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+
+/** The part of amountDue that is fees the payer covers (payer-covers-fee mode), or null. */
+function payerFee(v: PublicPaymentView): string | null {
+  const d = v.token.decimals;
+  const fee = parseAmount(v.amountDue, d) - parseAmount(v.amount, d);
+  return fee > 0n ? formatAmount(fee, d) : null;
+}
+
+/** Doctype, head and stylesheet shared by every page (`title` must already be escaped). */
+function htmlHead(title: string, nonce: string, assets: AssetUrls): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title}</title>
+<link rel="stylesheet" href="${esc(assets.css)}" nonce="${nonce}">`;
+}
+
+/** The page for a payment; `client.ts` reads the view from the `payment-state` block and keeps it current. */
+export function payerPage(v: PublicPaymentView, qrSvg: string, nonce: string, assets: AssetUrls): string {
+  const sym = esc(v.token.symbol);
+  const fee = payerFee(v);
+  const showPay = v.stage === "awaiting_payment";
+  const native = isNativeToken(v.token.address);
+  const msg = stageNotice(v);
+  return `${htmlHead(`Pay ${esc(v.amountDue)} ${sym}`, nonce, assets)}
+</head>
+<body>
+<main>
+<div class="card">
+  <div class="top"><span class="label">Payment request</span><span id="badge" class="badge ${esc(v.stage)}">${esc(STAGE_LABEL[v.stage])}</span></div>
+  <p class="amount"><span id="amount-due">${esc(v.amountDue)}</span> <small>${sym}</small></p>
+  <p class="sub">on <b>${esc(v.chainName)}</b> (chain id ${esc(v.chainId)})</p>
+  ${fee ? `<p class="sub">Includes ${esc(fee)} ${sym} of fees (order amount ${esc(v.amount)} ${sym})</p>` : ""}
+  ${v.description ? `<p class="desc">${esc(v.description)}</p>` : ""}
+
+  <div id="msg" class="msg${msg ? ` ${msg.kind}` : ""}" role="status" aria-live="polite"${msg ? "" : " hidden"}>${msg ? esc(msg.text) : ""}${msg?.link ? ` <a href="${esc(msg.link)}">Continue</a>` : ""}</div>
+
+  <section id="pay"${showPay ? "" : " hidden"}>
+    <div id="qr" class="qr" role="img" aria-label="QR code of the payment request">${qrSvg}</div>
+    <p class="center label">Scan with a wallet, or <a id="wallet-link" href="${esc(v.paymentUri)}">open in wallet</a></p>
+    <div class="field">
+      <span class="label">Send exactly <b id="send-amount">${esc(v.remainingAmount)}</b> ${sym} to</span>
+      <div class="addr"><code id="recipient">${esc(v.recipientAddress)}</code><button class="btn" type="button" data-copy="recipient">Copy</button></div>
+    </div>
+    ${
+      native
+        ? `<p class="sub note">${sym} is the native coin of ${esc(v.chainName)}: send it directly, no token contract.</p>`
+        : `<div class="field">
+      <span class="label">${sym} token contract</span>
+      <div class="addr"><code id="token-address">${esc(v.token.address)}</code><button class="btn" type="button" data-copy="token-address">Copy</button></div>
+    </div>`
+    }
+    <p class="warn">Send only ${sym} on ${esc(v.chainName)}. Other tokens or networks sent to this address are not credited to this payment.</p>
+  </section>
+
+  <div class="grid">
+    <div><span class="label">Received</span><b><span id="received">${esc(v.receivedAmount)}</span> ${sym}</b></div>
+    <div><span class="label">Remaining</span><b><span id="remaining">${esc(v.remainingAmount)}</span> ${sym}</b></div>
+    <div><span class="label">Expires in</span><b id="countdown">${esc(countdownText(v.stage, v.expiresAt - v.serverTime))}</b></div>
+    <div><span class="label">Status</span><b id="status">${esc(v.status)}</b></div>
+  </div>
+
+  <p class="foot">Order ${esc(v.orderId)} · Payment ${esc(v.paymentId)}</p>
+</div>
+</main>
+<script type="application/json" id="payment-state">${scriptJson(v)}</script>
+<script src="${esc(assets.js)}" nonce="${nonce}"></script>
+</body>
+</html>`;
+}
+
+export function notFoundPage(nonce: string, assets: AssetUrls): string {
+  return `${htmlHead("Payment not found", nonce, assets)}
+</head>
+<body>
+<main>
+<div class="card">
+  <p class="amount">Payment not found</p>
+  <p class="sub">This payment link does not exist. Check the link, or ask the merchant for a new one.</p>
+</div>
+</main>
+</body>
+</html>`;
+}
