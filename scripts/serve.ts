@@ -1,0 +1,107 @@
+import { startApiServer } from "../api/server.js";
+import { activeChains } from "../chains/runtime.js";
+import { createDeps, type AppDeps } from "../core/deps.js";
+import { checkServeConfig, formatServeCheck } from "../core/roles.js";
+import { migrate } from "../db/migrate.js";
+import { ponderSchemaName, startPonder, type PonderProcess } from "../local/ponder.js";
+import { allProcessors } from "../processors/index.js";
+import { startProcessors, type ProcessorRunner } from "../processors/runner.js";
+
+// `npm run serve`: the production entrypoint. Runs the roles named in ROLES (api, processors, indexer;
+// all by default) from the environment alone: no Anvil, no embedded Postgres, no demo merchant.
+// Configuration: README.md ("Configuration", "Running against a real chain").
+const env = process.env;
+env.NODE_ENV ??= "production";
+
+const check = checkServeConfig(env);
+if (check.missing.length || check.invalid.length) {
+  console.error(formatServeCheck(check));
+  console.error('See README.md, "Running against a real chain".');
+  process.exit(1);
+}
+const { roles } = check;
+const log = (m: string) => console.log(`[serve] ${m}`);
+
+let deps: AppDeps | undefined;
+let ponder: PonderProcess | undefined;
+let api: Awaited<ReturnType<typeof startApiServer>> | undefined;
+let processors: ProcessorRunner | undefined;
+
+let stopping = false;
+async function shutdown(code: number) {
+  if (stopping) return;
+  stopping = true;
+  log("stopping…");
+  // A stuck pass or connection must not keep a supervisor waiting forever.
+  setTimeout(() => {
+    console.error("[serve] did not stop within 30 s; exiting");
+    process.exit(1);
+  }, 30_000).unref();
+  const step = (what: string, p: Promise<unknown> | undefined) => p?.catch((e) => console.error(`[serve] stopping ${what}:`, e));
+  await step("processors", processors?.stop());
+  await step("api", api?.close());
+  await step("database pool", deps?.db.close());
+  await step("indexer", ponder?.stop());
+  log("stopped");
+  process.exit(code);
+}
+process.on("SIGINT", () => void shutdown(0));
+process.on("SIGTERM", () => void shutdown(0));
+
+/** Starts each role in turn; a signal meanwhile stops what has started and nothing more starts. */
+async function start() {
+  if (roles.includes("indexer")) {
+    const chains = activeChains(env);
+    // Same build and same contracts: the same Ponder schema, so a restart resumes where it stopped.
+    const chainKey = JSON.stringify(chains.map((c) => [c.chainId, c.factory, c.startBlock, c.tokens.map((t) => t.address)]));
+    const viewsSchema = env.PONDER_VIEWS_SCHEMA || "chain";
+    const p = await startPonder({
+      env: {},
+      schema: env.PONDER_SCHEMA || ponderSchemaName(chainKey),
+      viewsSchema,
+      port: Number(env.PONDER_PORT || 42069),
+    });
+    ponder = p;
+    p.process.once("exit", (code, signal) => {
+      if (stopping) return;
+      console.error(`[serve] indexer exited (${signal ?? code})`);
+      void shutdown(1);
+    });
+    log(`indexer     ${p.url} (schema ${p.schema}, views ${viewsSchema})`);
+    void p.waitReady(Number.MAX_SAFE_INTEGER).then(
+      () => log("indexer ready"),
+      () => {},
+    );
+  }
+  if (stopping) return;
+
+  if (roles.includes("api") || roles.includes("processors")) {
+    deps = createDeps({ env });
+    const { applied } = await migrate(deps.db);
+    log(`database    schema ${deps.db.schema}${applied.length ? ` (applied ${applied.join(", ")})` : ""}`);
+  }
+  if (stopping) return;
+  if (deps && roles.includes("api")) {
+    api = await startApiServer(deps);
+    log(`api         ${deps.config.baseUrl} (listening on ${deps.config.HOST}:${api.port})`);
+  }
+  if (stopping) return;
+  if (deps && roles.includes("processors")) {
+    const list = allProcessors();
+    processors = startProcessors(deps, list);
+    log(`processors  ${list.map((p) => p.name).join(", ") || "none"}`);
+  }
+  log(
+    `chains      ${activeChains(env)
+      .map((c) => `${c.chainId} (${c.name})`)
+      .join(", ")}`,
+  );
+  log(`serving ${roles.join(", ")}`);
+}
+
+try {
+  await start();
+} catch (e) {
+  console.error("[serve] failed to start:", e);
+  await shutdown(1);
+}
