@@ -1,23 +1,31 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../core/deps.js";
 import type { AppEnv } from "./context.js";
+import { onError } from "./errors.js";
 import { auth } from "./routes/auth.js";
 import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
 import { payPage } from "../web/pay/page.js";
-import { payments } from "./routes/payments.js";
-import { tokens } from "./routes/tokens.js";
+import { account, payments, paymentsV1 } from "./routes/payments.js";
+import { oracle, tokens } from "./routes/tokens.js";
 import { webhooks } from "./routes/webhooks.js";
 
-/** The HTTP service: middleware composed here, routes mounted under /api (the spec's `{base_url}`). */
+/**
+ * The HTTP service: routes mounted under /api (the spec's `{base_url}`) by resource prefix, and one
+ * error handler (api/errors.ts) for every route: domain errors as the spec's bodies and statuses.
+ */
 export function createApp(deps: AppDeps) {
   const api = new Hono<AppEnv>();
+  api.route("/payments", payments);
+  api.route("/v1/payments", paymentsV1);
+  api.route("/tokens", tokens);
+  api.route("/oracle", oracle);
+  api.route("/graphql", graphqlRoute);
+  // These define their full paths (/health, /balance and /promo-status, /v1/webhooks..., /auth/...).
   api.route("/", health);
-  api.route("/", tokens);
-  api.route("/", payments);
+  api.route("/", account);
   api.route("/", webhooks);
   api.route("/", auth);
-  api.route("/", graphqlRoute);
 
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
@@ -26,9 +34,6 @@ export function createApp(deps: AppDeps) {
   });
   app.route("/api", api);
   app.route("/", payPage);
-  app.onError((err, c) => {
-    console.error("[api]", err);
-    return c.json({ error: "Internal server error" }, 500);
-  });
+  app.onError(onError);
   return app;
 }

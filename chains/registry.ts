@@ -26,12 +26,12 @@ export type ChainInfo = {
   testnet: boolean;
   /** Covered by the price index provider (spec: chains 1, 137, 56, 8453). */
   priceIndexed: boolean;
+  /** The price index provider's ids (CoinGecko): asset platform, and the native coin's id. */
+  priceIndexIds?: { platform: string; nativeCoin: string };
   /** Blocks after which Ponder treats a block as final. */
   finalityBlocks: number;
   native?: TokenInfo;
   tokens: TokenInfo[];
-  /** Vault deposit addresses are offered on this chain. */
-  vaultActive: boolean;
 };
 
 const native = (symbol: string, oracleSymbol = symbol): TokenInfo => ({ symbol, decimals: 18, kind: "native", oracleSymbol });
@@ -55,7 +55,8 @@ export const SERVICE_TOKEN_SYMBOL = "CPAY";
 
 export const CHAINS: readonly ChainInfo[] = [
   {
-    chainId: 1, name: "Ethereum", key: "ethereum", testnet: false, priceIndexed: true, finalityBlocks: 65, vaultActive: false,
+    chainId: 1, name: "Ethereum", key: "ethereum", testnet: false, priceIndexed: true, finalityBlocks: 65,
+    priceIndexIds: { platform: "ethereum", nativeCoin: "ethereum" },
     native: native("ETH"),
     tokens: [
       stable("USDT", 6, "0xdAC17F958D2ee523a2206206994597C13D831ec7"),
@@ -64,7 +65,8 @@ export const CHAINS: readonly ChainInfo[] = [
     ],
   },
   {
-    chainId: 137, name: "Polygon", key: "polygon", testnet: false, priceIndexed: true, finalityBlocks: 200, vaultActive: false,
+    chainId: 137, name: "Polygon", key: "polygon", testnet: false, priceIndexed: true, finalityBlocks: 200,
+    priceIndexIds: { platform: "polygon-pos", nativeCoin: "polygon-ecosystem-token" },
     native: native("MATIC"),
     tokens: [
       stable("USDT0", 6, "0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "USDT"),
@@ -72,7 +74,8 @@ export const CHAINS: readonly ChainInfo[] = [
     ],
   },
   {
-    chainId: 56, name: "BNB Smart Chain", key: "bsc", testnet: false, priceIndexed: true, finalityBlocks: 30, vaultActive: false,
+    chainId: 56, name: "BNB Smart Chain", key: "bsc", testnet: false, priceIndexed: true, finalityBlocks: 30,
+    priceIndexIds: { platform: "binance-smart-chain", nativeCoin: "binancecoin" },
     native: native("BNB"),
     tokens: [
       stable("USDT", 18, "0x55d398326f99059fF775485246999027B3197955"),
@@ -82,12 +85,13 @@ export const CHAINS: readonly ChainInfo[] = [
     ],
   },
   {
-    chainId: 8453, name: "Base", key: "base", testnet: false, priceIndexed: true, finalityBlocks: 30, vaultActive: false,
+    chainId: 8453, name: "Base", key: "base", testnet: false, priceIndexed: true, finalityBlocks: 30,
+    priceIndexIds: { platform: "base", nativeCoin: "ethereum" },
     native: native("ETH"),
     tokens: [stable("USDC", 6, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")],
   },
   {
-    chainId: 42161, name: "Arbitrum One", key: "arbitrum", testnet: false, priceIndexed: false, finalityBlocks: 240, vaultActive: false,
+    chainId: 42161, name: "Arbitrum One", key: "arbitrum", testnet: false, priceIndexed: false, finalityBlocks: 240,
     native: native("ETH"),
     tokens: [
       stable("USDT", 6, "0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9"),
@@ -95,16 +99,16 @@ export const CHAINS: readonly ChainInfo[] = [
     ],
   },
   {
-    chainId: 777178, name: "Service Chain", key: "service", testnet: false, priceIndexed: false, finalityBlocks: 30, vaultActive: false,
+    chainId: 777178, name: "Service Chain", key: "service", testnet: false, priceIndexed: false, finalityBlocks: 30,
     tokens: [stable("USDT", 6), stable("USDC", 6)],
   },
   {
-    chainId: 11155111, name: "Sepolia", key: "sepolia", testnet: true, priceIndexed: false, finalityBlocks: 30, vaultActive: true,
+    chainId: 11155111, name: "Sepolia", key: "sepolia", testnet: true, priceIndexed: false, finalityBlocks: 30,
     native: native("ETH"),
     tokens: [stable("USDT", 6), stable("USDC", 6, "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238")],
   },
   {
-    chainId: 777177, name: "Service Chain Testnet", key: "serviceTestnet", testnet: true, priceIndexed: false, finalityBlocks: 30, vaultActive: true,
+    chainId: 777177, name: "Service Chain Testnet", key: "serviceTestnet", testnet: true, priceIndexed: false, finalityBlocks: 30,
     tokens: [stable("USDT", 6), stable("USDC", 6)],
   },
 ];
@@ -113,6 +117,12 @@ export const SUPPORTED_CHAIN_IDS = CHAINS.map((c) => c.chainId);
 
 export function chainInfo(chainId: number): ChainInfo | undefined {
   return CHAINS.find((c) => c.chainId === chainId);
+}
+
+/** Chains where a payment may name any ERC-20 by address (spec: the price-indexed chains and the service chains). */
+export function acceptsCustomTokens(chainId: number): boolean {
+  const c = chainInfo(chainId);
+  return c !== undefined && (c.priceIndexed || c.key === "service" || c.key === "serviceTestnet");
 }
 
 export function isNativeToken(address: string): boolean {

@@ -1,11 +1,10 @@
 import { parseArgs } from "node:util";
-import { eq, and, isNull } from "drizzle-orm";
 import { createDb } from "../db/client.js";
 import { migrate } from "../db/migrate.js";
-import { terminals } from "../db/schema.js";
-import { createApiKey, createMerchant, createTerminal, listMerchants, type MerchantType } from "../modules/merchants/merchants.js";
+import { createApiKey, createMerchant, listMerchants, type MerchantType } from "../modules/merchants/merchants.js";
+import { createTerminal, deleteTerminal, listTerminals } from "../modules/terminals/terminals.js";
 import { readStackInfo } from "../local/stack-info.js";
-import { requestWithdraw } from "../modules/payments/withdraw.js";
+import { withdrawPayment } from "../modules/payments/withdraw.js";
 import { cliListDeliveries, cliResendDelivery } from "./webhooks.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -80,18 +79,12 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
     case "terminal create":
       return createTerminal(db, need(s("merchant"), "merchant"), need(s("code"), "code"), need(s("name"), "name"));
     case "terminal list":
-      return db.orm.select().from(terminals).where(and(eq(terminals.merchantId, need(s("merchant"), "merchant")), isNull(terminals.deletedAt)));
+      return listTerminals(db, need(s("merchant"), "merchant"));
     case "terminal delete":
-      return db.orm
-        .update(terminals)
-        .set({ deletedAt: new Date() })
-        .where(and(eq(terminals.merchantId, need(s("merchant"), "merchant")), eq(terminals.code, need(s("code"), "code")), isNull(terminals.deletedAt)))
-        .returning();
-    case "payment withdraw": {
-      const r = await requestWithdraw(db, need(s("merchant"), "merchant"), need(s("payment"), "payment"), Date.now());
-      if (!r.ok) throw new Error(r.error);
-      return r.data;
-    }
+      return deleteTerminal(db, need(s("merchant"), "merchant"), need(s("code"), "code"));
+    case "payment withdraw":
+      // The operator acts for the merchant: the same operation as the API, without a key.
+      return withdrawPayment({ db, now: Date.now }, { merchantId: need(s("merchant"), "merchant") }, need(s("payment"), "payment"));
     case "webhook list":
       return cliListDeliveries(db, need(s("merchant"), "merchant"), { status: s("status"), limit: s("limit") });
     case "webhook resend":

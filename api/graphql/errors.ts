@@ -1,26 +1,11 @@
 import { GraphQLError } from "graphql";
 
 /**
- * `extensions.code` of every error of the GraphQL API. Field errors also carry `extensions.http`,
- * the status the REST API answers for the same failure. The HTTP status of a response that was
- * executed is 200 whatever its field errors (see docs/graphql.md).
+ * Errors of the GraphQL API, each with `extensions.code`. Field errors come from api/errors.ts
+ * (`toGraphqlError`: REST's message, `extensions.http` the status REST answers for the same
+ * failure). The HTTP status of a response that was executed is 200 whatever its field errors
+ * (see docs/graphql.md).
  */
-export const CODE_BY_STATUS: Record<number, string> = {
-  400: "BAD_USER_INPUT",
-  401: "UNAUTHENTICATED",
-  404: "NOT_FOUND",
-  409: "CONFLICT",
-  429: "RATE_LIMITED",
-  500: "INTERNAL_SERVER_ERROR",
-  503: "SERVICE_UNAVAILABLE",
-};
-
-/** A field error with REST's message and status. */
-export function apiError(message: string, http: number, code = CODE_BY_STATUS[http] ?? "INTERNAL_SERVER_ERROR", extra: Record<string, unknown> = {}) {
-  return new GraphQLError(message, { extensions: { code, http, ...extra } });
-}
-
-export const unauthenticated = () => apiError("Unauthorized", 401);
 
 /** Request errors (the document is never executed). */
 export const REQUEST_ERROR_CODES = {

@@ -2,7 +2,7 @@ import { GraphQLError, Kind, getIntrospectionQuery, parse, type ASTVisitor, type
 import type { AppDeps } from "../../core/deps.js";
 import { rateLimitBucket } from "../middleware/rate-limit.js";
 import { rateLimitStore } from "../middleware/rate-limit-store.js";
-import { apiError } from "./errors.js";
+import { RateLimited } from "../../core/errors.js";
 
 /** Largest GraphQL document accepted, in UTF-8 bytes (20 kB). */
 export const MAX_DOCUMENT_BYTES = 20 * 1024;
@@ -115,13 +115,13 @@ const WINDOW_MS = 60_000;
 export type RateLimitedField = "createPayment" | "balance";
 export const FIELD_LIMITS: Record<RateLimitedField, number> = { createPayment: 100, balance: 60 };
 
-/** Counts one call of `field`; throws `Too many requests` (RATE_LIMITED, http 429) beyond its limit. */
+/** Counts one call of `field`; throws RateLimited (`Too many requests`, RATE_LIMITED, http 429, retryAfter) beyond its limit. */
 export async function countCall(deps: AppDeps, field: RateLimitedField, who: { apiKey?: string; clientIp: string }): Promise<void> {
   const limit = FIELD_LIMITS[field];
   const bucket = rateLimitBucket(who.apiKey, who.clientIp);
   const { totalHits, resetTime } = await rateLimitStore(deps, WINDOW_MS).increment(`key:${limit}:/api/graphql#${field}:${bucket}`);
   if (totalHits > limit) {
     const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? deps.now() + WINDOW_MS) - deps.now()) / 1000));
-    throw apiError("Too many requests", 429, "RATE_LIMITED", { retryAfter });
+    throw new RateLimited(retryAfter);
   }
 }

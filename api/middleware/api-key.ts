@@ -1,29 +1,30 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { hashApiKey } from "../../modules/merchants/api-keys.js";
-import type { Merchant } from "../../core/deps.js";
+import { Unauthorized } from "../../core/errors.js";
+import { findMerchant, type Caller } from "../../modules/merchants/authenticate.js";
 import type { AppEnv } from "../context.js";
 
-/** Looks up the merchant of an `x-api-key`; null for a missing, unknown or revoked key. */
-export async function merchantForKey(deps: AppEnv["Variables"]["deps"], key: string | undefined): Promise<Merchant | null> {
-  if (!key) return null;
-  const { rows } = await deps.db.pool.query(
-    `UPDATE api_keys k SET last_used_at = now()
-       FROM merchants m
-      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND m.id = k.merchant_id
-      RETURNING m.id, m.name, m.merchant_type, m.platform_fee_bps, m.promo_used`,
-    [hashApiKey(key)],
-  );
-  const r = rows[0];
-  return r ? { id: r.id, name: r.name, merchantType: r.merchant_type, platformFeeBps: r.platform_fee_bps, promoUsed: r.promo_used } : null;
+const callers = new WeakMap<Request, Caller>();
+
+/** The caller of a request by its `x-api-key`: one object per request, so the key is looked up once. */
+export function keyCaller(c: Context<AppEnv>): Caller {
+  let caller = callers.get(c.req.raw);
+  if (!caller) callers.set(c.req.raw, (caller = { apiKey: c.req.header("x-api-key") }));
+  return caller;
 }
 
-/** K routes: 401 with the given body when the key is missing or invalid. */
-export const requireApiKey = (unauthorized: () => object = () => ({ error: "Unauthorized" })) =>
+/**
+ * K routes: sets `merchant` and `apiKey`. A missing or invalid key is answered 401 with
+ * `unauthorized()` when given, else thrown as Unauthorized (the route family's body).
+ */
+export const requireApiKey = (unauthorized?: () => object) =>
   createMiddleware<AppEnv>(async (c, next) => {
-    const key = c.req.header("x-api-key");
-    const merchant = await merchantForKey(c.var.deps, key);
-    if (!merchant) return c.json(unauthorized(), 401);
+    const merchant = await findMerchant(c.var.deps, keyCaller(c));
+    if (!merchant) {
+      if (unauthorized) return c.json(unauthorized(), 401);
+      throw new Unauthorized();
+    }
     c.set("merchant", merchant);
-    c.set("apiKey", key);
+    c.set("apiKey", c.req.header("x-api-key"));
     await next();
   });

@@ -6,7 +6,7 @@ import { executeGraphql, type GraphqlResponse } from "../graphql/execute.js";
 import { MAX_BODY_BYTES } from "../graphql/limits.js";
 import { clientIp } from "../middleware/rate-limit.js";
 
-/** The merchant GraphQL API at /api/graphql (the same operations as the REST routes; docs/graphql.md). */
+/** The merchant GraphQL API, mounted at /api/graphql (the same operations as the REST routes; docs/graphql.md). */
 export const graphqlRoute = new Hono<AppEnv>();
 
 const GRAPHQL_RESPONSE = "application/graphql-response+json";
@@ -39,7 +39,7 @@ async function run(c: Context<AppEnv>, method: "GET" | "POST", params: { query: 
 }
 
 graphqlRoute.post(
-  "/graphql",
+  "/",
   bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => badRequest(c, `Request body too large (limit ${MAX_BODY_BYTES} bytes)`, 413, CODES.tooLarge) }),
   async (c) => {
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
@@ -56,7 +56,7 @@ graphqlRoute.post(
 );
 
 /** Queries only (a mutation over GET is 405); `variables` is JSON text. */
-graphqlRoute.get("/graphql", async (c) => {
+graphqlRoute.get("/", async (c) => {
   let variables: unknown;
   const raw = c.req.query("variables");
   if (raw !== undefined && raw !== "") {

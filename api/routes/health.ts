@@ -40,8 +40,8 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
   const processors = database.ok
     ? (
         await deps.db.pool
-          .query(`SELECT key, value, updated_at FROM processor_state WHERE key LIKE 'heartbeat:%'`)
-          .catch(() => ({ rows: [] as any[] }))
+          .query<{ key: string; updated_at: Date }>(`SELECT key, updated_at FROM processor_state WHERE key LIKE 'heartbeat:%'`)
+          .catch(() => ({ rows: [] as { key: string; updated_at: Date }[] }))
       ).rows.map((r) => ({
         name: String(r.key).slice("heartbeat:".length),
         lastRunAt: new Date(r.updated_at).getTime(),

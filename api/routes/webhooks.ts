@@ -1,114 +1,55 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { deleteWebhookConfig, getWebhookConfig, putWebhookConfig, regenerateWebhookSecret, validatePutWebhook, viewWebhookConfig } from "../../modules/webhooks/config.js";
-import { getDelivery, listDeliveries, parseListQuery, resendDelivery } from "../../modules/webhooks/deliveries.js";
+import { Invalid, UnsupportedMedia } from "../../core/errors.js";
+import { deleteWebhook, getWebhook, putWebhook, regenerateWebhookSecret } from "../../modules/webhooks/config.js";
+import { getDelivery, listDeliveries, resendDelivery } from "../../modules/webhooks/deliveries.js";
+import { errorsAs } from "../errors.js";
 import { requireApiKey } from "../middleware/api-key.js";
 import type { AppEnv } from "../context.js";
 
 /**
  * Payment webhook configuration (/v1/webhooks) and delivery logs (/v1/webhooks/deliveries).
- * Every response is the spec's envelope `{success, error, data}`; see lib/webhooks/README.md.
+ * Every response is the spec's envelope `{success, error, data}`; errors come from api/errors.ts.
  */
 export const webhooks = new Hono<AppEnv>();
 
 const ok = (c: Context<AppEnv>, data: unknown, status: ContentfulStatusCode = 200) => c.json({ success: true, error: null, data }, status);
-const fail = (c: Context<AppEnv>, error: string, status: ContentfulStatusCode) => c.json({ success: false, error, data: null }, status);
-const NOT_CONFIGURED = "Webhook not configured";
 
-const auth = requireApiKey(() => ({ success: false, error: "Unauthorized", data: null }));
-webhooks.use("/v1/webhooks/*", auth); // also matches /v1/webhooks itself
+const jsonBody = (c: Context<AppEnv>): Promise<unknown> =>
+  c.req.json().catch(() => {
+    throw new Invalid("Invalid JSON body");
+  });
 
-const readJson = async (c: Context<AppEnv>): Promise<{ ok: true; body: unknown } | { ok: false }> => {
-  try {
-    return { ok: true, body: await c.req.json() };
-  } catch {
-    return { ok: false };
-  }
-};
-
-const guard = (name: string, handler: (c: Context<AppEnv>) => Promise<Response>) => async (c: Context<AppEnv>) => {
-  try {
-    return await handler(c);
-  } catch (e) {
-    console.error(`[webhooks] ${name} failed`, e);
-    return fail(c, "Internal server error", 500);
-  }
-};
+// "/v1/webhooks/*" also matches /v1/webhooks itself.
+webhooks.use("/v1/webhooks/*", errorsAs("result"), requireApiKey(() => ({ success: false, error: "Unauthorized", data: null })));
 
 /** GET /v1/webhooks: the configuration with its secret masked. */
-webhooks.get(
-  "/v1/webhooks",
-  guard("get", async (c) => {
-    const row = await getWebhookConfig(c.var.deps.db, c.var.merchant.id);
-    return row ? ok(c, viewWebhookConfig(row)) : fail(c, NOT_CONFIGURED, 404);
-  }),
-);
+webhooks.get("/v1/webhooks", async (c) => ok(c, await getWebhook(c.var.deps, c.var.merchant.id)));
 
 /** PUT /v1/webhooks: creates (201, whole secret) or updates (200, masked secret). */
-webhooks.put(
-  "/v1/webhooks",
-  guard("put", async (c) => {
-    const deps = c.var.deps;
-    const json = await readJson(c);
-    if (!json.ok) return fail(c, "Invalid JSON body", 400);
-    const v = await validatePutWebhook(json.body, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE === true });
-    if (!v.ok) return fail(c, v.error, 400);
-    const r = await putWebhookConfig(deps.db, c.var.merchant.id, v.input, c.var.apiKey, deps.now());
-    if (!r.ok) return fail(c, r.error, r.status);
-    return ok(c, viewWebhookConfig(r.row, { revealSecret: r.created }), r.created ? 201 : 200);
-  }),
-);
+webhooks.put("/v1/webhooks", async (c) => {
+  const r = await putWebhook(c.var.deps, { merchantId: c.var.merchant.id, apiKey: c.var.apiKey }, await jsonBody(c));
+  return ok(c, r.webhook, r.created ? 201 : 200);
+});
 
 /** POST /v1/webhooks {action: 'regenerate-secret'}: a new secret, effective at once (queued retries included). */
-webhooks.post(
-  "/v1/webhooks",
-  guard("regenerate", async (c) => {
-    const deps = c.var.deps;
-    if (!/^application\/json\b/i.test(c.req.header("content-type") ?? "")) return fail(c, "Content-Type must be application/json", 415);
-    const json = await readJson(c);
-    if (!json.ok) return fail(c, "Invalid JSON body", 400);
-    const action = (json.body as { action?: unknown } | null)?.action;
-    if (action !== "regenerate-secret") return fail(c, "Unknown action; expected {\"action\": \"regenerate-secret\"}", 400);
-    const row = await regenerateWebhookSecret(deps.db, c.var.merchant.id, deps.now());
-    return row ? ok(c, { secret: row.secret }) : fail(c, NOT_CONFIGURED, 404);
-  }),
-);
+webhooks.post("/v1/webhooks", async (c) => {
+  if (!/^application\/json\b/i.test(c.req.header("content-type") ?? "")) throw new UnsupportedMedia("Content-Type must be application/json");
+  return ok(c, await regenerateWebhookSecret(c.var.deps, c.var.merchant.id, await jsonBody(c)));
+});
 
 /** DELETE /v1/webhooks. */
-webhooks.delete(
-  "/v1/webhooks",
-  guard("delete", async (c) => {
-    const deleted = await deleteWebhookConfig(c.var.deps.db, c.var.merchant.id, c.var.deps.now());
-    return deleted ? ok(c, { deleted: true }) : fail(c, NOT_CONFIGURED, 404);
-  }),
-);
+webhooks.delete("/v1/webhooks", async (c) => ok(c, await deleteWebhook(c.var.deps, c.var.merchant.id)));
+
+const payments = (c: Context<AppEnv>) => ({ merchantId: c.var.merchant.id, kind: "payment" as const });
 
 /** GET /v1/webhooks/deliveries: the delivery log, newest first (?limit&cursor&status&paymentId&event). */
-webhooks.get(
-  "/v1/webhooks/deliveries",
-  guard("list deliveries", async (c) => {
-    const q = parseListQuery(c.req.query());
-    if (!q.ok) return fail(c, q.error, 400);
-    return ok(c, await listDeliveries(c.var.deps.db, c.var.merchant.id, { ...q.filters, kind: "payment" }));
-  }),
-);
+webhooks.get("/v1/webhooks/deliveries", async (c) => ok(c, await listDeliveries(c.var.deps.db, payments(c), c.req.query())));
 
 /** GET /v1/webhooks/deliveries/:id: one delivery with its payload and every attempt. */
-webhooks.get(
-  "/v1/webhooks/deliveries/:id",
-  guard("get delivery", async (c) => {
-    const d = await getDelivery(c.var.deps.db, c.req.param("id")!, c.var.merchant.id);
-    return d && d.kind === "payment" ? ok(c, d) : fail(c, "Delivery not found", 404);
-  }),
-);
+webhooks.get("/v1/webhooks/deliveries/:id", async (c) => ok(c, await getDelivery(c.var.deps.db, c.req.param("id"), payments(c))));
 
 /** POST /v1/webhooks/deliveries/:id/resend: one more attempt, now (202). */
-webhooks.post(
-  "/v1/webhooks/deliveries/:id/resend",
-  guard("resend", async (c) => {
-    const d = await getDelivery(c.var.deps.db, c.req.param("id")!, c.var.merchant.id);
-    if (!d || d.kind !== "payment") return fail(c, "Delivery not found", 404);
-    const r = await resendDelivery(c.var.deps.db, d.id, c.var.deps.now(), c.var.merchant.id);
-    return r.ok ? ok(c, r.delivery, 202) : fail(c, r.error, r.status);
-  }),
+webhooks.post("/v1/webhooks/deliveries/:id/resend", async (c) =>
+  ok(c, await resendDelivery(c.var.deps.db, c.req.param("id"), c.var.deps.now(), payments(c)), 202),
 );

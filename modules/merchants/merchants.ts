@@ -1,8 +1,7 @@
 import { scrypt, randomBytes, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
-import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client.js";
-import { apiKeys, merchants, terminals } from "../../db/schema.js";
+import { apiKeys, merchants } from "../../db/schema.js";
 import { generateApiKey } from "./api-keys.js";
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
@@ -54,15 +53,4 @@ export async function createApiKey(db: Db, merchantId: string, name = "default")
 
 export async function listMerchants(db: Db) {
   return db.orm.select().from(merchants).orderBy(merchants.createdAt);
-}
-
-export async function createTerminal(db: Db, merchantId: string, code: string, name: string) {
-  if (!/^[A-Za-z0-9]{1,32}$/.test(code)) throw new Error("terminal code must be 1-32 letters or digits");
-  const [row] = await db.orm.insert(terminals).values({ merchantId, code, name }).returning();
-  return row!;
-}
-
-export async function getMerchant(db: Db, id: string) {
-  const [row] = await db.orm.select().from(merchants).where(eq(merchants.id, id));
-  return row;
 }

@@ -1,64 +1,61 @@
 import { randomUUID } from "node:crypto";
 import { getAddress, zeroAddress, type Address } from "viem";
 import type { AppDeps, Merchant } from "../../core/deps.js";
+import { acceptsCustomTokens } from "../../chains/registry.js";
 import { findToken, type ActiveToken } from "../../chains/runtime.js";
 import { paymentSalt, computeWalletAddress } from "../../chains/deposit-address.js";
+import { Invalid } from "../../core/errors.js";
 import { parsePositiveAmount } from "../../core/money.js";
+import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { readContractMetadata } from "../pricing/token-metadata.js";
-import { quotePayment, PriceUnavailableError } from "./quote.js";
-import type { CreatePaymentInput } from "./validate-create.js";
+import { terminalIdForOrder } from "../terminals/terminals.js";
+import { quotePayment } from "./quote.js";
+import { validateCreatePayment, type CreatePaymentInput } from "./validate-create.js";
 
 /** Spec: a payment link expires after 24 hours when `expiresAt` is omitted. */
 export const DEFAULT_EXPIRY_MS = 24 * 60 * 60 * 1000;
-const TERMINAL_ORDER_RE = /^POS-([A-Za-z0-9]+)-([^-]+)-(\d+)$/;
 
-export type CreateResult =
-  | { ok: true; paymentId: string; url: string }
-  | { ok: false; status: 400 | 503 | 500; error: string };
+export type CreatedPayment = { paymentId: string; url: string };
 
-/** Chains whose custom ERC-20 tokens are accepted (spec: 1, 137, 56, 8453 and the service chains). */
-const CUSTOM_TOKEN_CHAINS = new Set([1, 137, 56, 8453, 777178, 777177]);
+/**
+ * POST /payments and GraphQL `createPayment`: the body's checks, then the key (spec order), then
+ * creation. Throws Invalid, Unauthorized or Unavailable (`Oracle price unavailable`); anything
+ * else is an unexpected failure (`Failed to create payment`).
+ */
+export async function createPayment(deps: AppDeps, caller: Caller, body: unknown): Promise<CreatedPayment> {
+  const input = validateCreatePayment(body, { chains: deps.chains, now: deps.now() });
+  const merchant = await authenticate(deps, caller);
+  return insertPayment(deps, merchant, input);
+}
 
+/** A registry token of the chain, or a custom ERC-20 read from its contract where the chain accepts those. */
 async function resolveToken(deps: AppDeps, chainId: number, address: Address): Promise<ActiveToken | null> {
   const chain = deps.chains.find((c) => c.chainId === chainId);
   if (!chain) return null;
   const known = findToken(chain, address);
   if (known) return known;
-  if (address.toLowerCase() === zeroAddress || !CUSTOM_TOKEN_CHAINS.has(chainId)) return null;
+  if (address.toLowerCase() === zeroAddress || !acceptsCustomTokens(chainId)) return null;
   const meta = await readContractMetadata(deps.clients.get(chainId)!, address).catch(() => null);
   if (!meta?.symbol) return null;
   return { symbol: meta.symbol, decimals: meta.decimals, kind: "token", oracleSymbol: meta.symbol.toUpperCase(), address: getAddress(address) };
 }
 
-export async function createPayment(deps: AppDeps, merchant: Merchant, input: CreatePaymentInput): Promise<CreateResult> {
-  const chain = deps.chains.find((c) => c.chainId === input.chainId);
-  if (!chain || !chain.factory) return { ok: false, status: 400, error: "Invalid network selected" };
+async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePaymentInput): Promise<CreatedPayment> {
+  // Validation has checked the network is running with a factory.
+  const chain = deps.chains.find((c) => c.chainId === input.chainId)!;
   const token = await resolveToken(deps, input.chainId, input.token);
-  if (!token) return { ok: false, status: 400, error: "Invalid Token address format" };
+  if (!token) throw new Invalid("Invalid Token address format");
   const amountUnits = parsePositiveAmount(input.amount, token.decimals);
-  if (amountUnits === null) return { ok: false, status: 400, error: "Amount must be a positive number" };
+  if (amountUnits === null) throw new Invalid("Amount must be a positive number");
   const now = deps.now();
-  if (input.expiresAt !== undefined && input.expiresAt <= now) return { ok: false, status: 400, error: "Invalid form data" };
 
-  let quote;
-  try {
-    quote = await quotePayment(deps, { chain, token, amountUnits, merchant, gasless: input.gasless, payerCoversFee: input.payerCoversFee, customPriceUsd: input.customPriceUsd });
-  } catch (e) {
-    if (e instanceof PriceUnavailableError) return { ok: false, status: 503, error: "Oracle price unavailable" };
-    throw e;
-  }
+  const quote = await quotePayment(deps, { chain, token, amountUnits, merchant, gasless: input.gasless, payerCoversFee: input.payerCoversFee, customPriceUsd: input.customPriceUsd });
 
   const id = randomUUID();
   const salt = paymentSalt(id);
   const merchantAddress = getAddress(input.merchant);
-  const recipient = computeWalletAddress({ factory: chain.factory, implementation: chain.implementation, salt, payout: merchantAddress });
-
-  let terminalId: string | null = null;
-  const m = TERMINAL_ORDER_RE.exec(input.orderId);
-  if (m) {
-    const { rows } = await deps.db.pool.query(`SELECT id FROM terminals WHERE merchant_id = $1 AND code = $2 AND deleted_at IS NULL`, [merchant.id, m[1]]);
-    terminalId = rows[0]?.id ?? null;
-  }
+  const recipient = computeWalletAddress({ factory: chain.factory!, implementation: chain.implementation, salt, payout: merchantAddress });
+  const terminalId = await terminalIdForOrder(deps.db, merchant.id, input.orderId);
 
   await deps.db.pool.query(
     `INSERT INTO payments (id, merchant_id, order_id, description, status, chain_id, token_address, token_symbol, token_decimals,
@@ -75,5 +72,5 @@ export async function createPayment(deps: AppDeps, merchant: Merchant, input: Cr
       new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS), new Date(now),
     ],
   );
-  return { ok: true, paymentId: id, url: `${deps.config.appUrl}/pay/${id}` };
+  return { paymentId: id, url: `${deps.config.appUrl}/pay/${id}` };
 }

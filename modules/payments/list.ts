@@ -1,5 +1,8 @@
 import { z } from "zod";
+import { cursorAtSql, decodeCursor, encodeCursor } from "../../core/cursor.js";
 import type { AppDeps } from "../../core/deps.js";
+import { Invalid } from "../../core/errors.js";
+import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { PAYMENT_STATUSES } from "./status.js";
 import { paymentListItem } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
@@ -69,25 +72,21 @@ const query = z
   })
   .refine((q) => q.createdAfter === undefined || q.createdBefore === undefined || q.createdBefore >= q.createdAfter, "createdBefore must be >= createdAfter");
 
-// The cursor is the (created_at, id) of the last row: keyset pagination, stable under inserts.
-// Decoding accepts exactly what encodeCursor writes, so a forged cursor is a 400, never a SQL error.
-const CURSOR_TS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const encodeCursor = (createdAt: string, id: string) => Buffer.from(JSON.stringify([createdAt, id])).toString("base64url");
-function decodeCursor(c: string): [string, string] | null {
-  try {
-    const v = JSON.parse(Buffer.from(c, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && CURSOR_TS_RE.test(v[0]) && UUID_RE.test(v[1]) && !Number.isNaN(Date.parse(v[0])))
-      return [v[0], v[1]];
-  } catch {}
-  return null;
-}
+// The cursor (core/cursor.ts) is the (created_at, id) of the last row: keyset pagination, stable under inserts.
 
-export type ListResult = { ok: true; body: { data: unknown[]; nextCursor: string | null; hasMore: boolean } } | { ok: false; error: string };
+export type PaymentPage = { data: unknown[]; nextCursor: string | null; hasMore: boolean };
 
-export async function listPayments(deps: AppDeps, merchantId: string, raw: Record<string, string>): Promise<ListResult> {
+/** The spec's error code of every query error of the list. */
+const invalidQuery = (message: string) => new Invalid(message, "invalid_query");
+
+/**
+ * GET /v1/payments and GraphQL `payments`: the caller, then the query (the same strings REST reads
+ * from its query string), then the page. Throws Unauthorized or Invalid (code `invalid_query`).
+ */
+export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<string, string>): Promise<PaymentPage> {
+  const merchantId = (await authenticate(deps, caller)).id;
   const parsed = query.safeParse(raw);
-  if (!parsed.success) return { ok: false, error: parsed.error.issues[0]?.message ?? "invalid query" };
+  if (!parsed.success) throw invalidQuery(parsed.error.issues[0]?.message ?? "invalid query");
   const q = parsed.data;
   const limit = q.limit ?? 100;
   const where = ["p.merchant_id = $1"];
@@ -103,13 +102,13 @@ export async function listPayments(deps: AppDeps, merchantId: string, raw: Recor
   if (q.createdBefore !== undefined && q.createdBefore < MAX_MS) add("p.created_at < ?", new Date(q.createdBefore + 1));
   if (q.cursor) {
     const c = decodeCursor(q.cursor);
-    if (!c) return { ok: false, error: "cursor is not a nextCursor of this list" };
-    args.push(c[0], c[1]);
+    if (!c) throw invalidQuery("cursor is not a nextCursor of this list");
+    args.push(c.at, c.id);
     where.push(`(p.created_at, p.id) < ($${args.length - 1}::timestamptz, $${args.length}::uuid)`);
   }
   args.push(limit + 1);
   const { rows } = await deps.db.pool.query<PaymentRow & { cursor_ts: string; t_id: string | null; t_code: string | null; t_name: string | null }>(
-    `SELECT p.*, to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_ts,
+    `SELECT p.*, ${cursorAtSql("p.created_at")} AS cursor_ts,
             t.id AS t_id, t.code AS t_code, t.name AS t_name
        FROM payments p LEFT JOIN terminals t ON t.id = p.terminal_id AND t.deleted_at IS NULL
       WHERE ${where.join(" AND ")}
@@ -128,5 +127,5 @@ export async function listPayments(deps: AppDeps, merchantId: string, raw: Recor
     paymentListItem(p, { terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null, latestBlock: latest.get(p.chain_id) }),
   );
   const last = page[page.length - 1];
-  return { ok: true, body: { data, nextCursor: hasMore && last ? encodeCursor(last.cursor_ts, last.id) : null, hasMore } };
+  return { data, nextCursor: hasMore && last ? encodeCursor({ at: last.cursor_ts, id: last.id }) : null, hasMore };
 }

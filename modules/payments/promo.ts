@@ -1,5 +1,6 @@
 import type pg from "pg";
-import type { Merchant } from "../../core/deps.js";
+import type { AppDeps, Merchant } from "../../core/deps.js";
+import { authenticate, type Caller } from "../merchants/authenticate.js";
 
 /** Spec: the platform fee is waived on an account's first 30 completed transactions (not with the Member plan). */
 export const PROMO_FREE_TRANSACTIONS = 30;
@@ -13,6 +14,11 @@ export async function promoCounts(db: Pick<pg.Pool, "query">, merchantId: string
     [merchantId],
   );
   return { used: rows[0].used as number, reserved: rows[0].reserved as number };
+}
+
+/** GET /promo-status and GraphQL `promoStatus`. Throws Unauthorized. */
+export async function getPromoStatus(deps: Pick<AppDeps, "db" | "now">, caller: Caller) {
+  return { freeTransactions: await promoStatus(deps.db.pool, await authenticate(deps, caller)) };
 }
 
 export async function promoStatus(db: Pick<pg.Pool, "query">, merchant: Merchant) {

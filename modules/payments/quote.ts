@@ -1,10 +1,15 @@
 import type { AppDeps, Merchant } from "../../core/deps.js";
 import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
+import { Unavailable } from "../../core/errors.js";
 import { computeFees, feeModeOf, gasFeeUsd18 } from "./fees.js";
 import { PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd, type PriceSource } from "../pricing/resolve.js";
 import { promoApplies } from "./promo.js";
 
-export { PriceUnavailableError };
+const PRICE_UNAVAILABLE = "Oracle price unavailable";
+const orUnavailable = <T>(p: Promise<T>): Promise<T> =>
+  p.catch((e: unknown) => {
+    throw e instanceof PriceUnavailableError ? new Unavailable(PRICE_UNAVAILABLE) : e;
+  });
 
 /** Gas of one deploy-and-sweep, measured on Anvil (124k ERC-20, 131k native) plus headroom. */
 export const SWEEP_GAS_UNITS = { token: 135_000n, native: 140_000n };
@@ -24,7 +29,7 @@ export type Quote = {
 
 /**
  * Price and fees of a new payment. No price from any source fails the creation the same way as an
- * unreachable source (503 `Oracle price unavailable`): the spec names no other error for it.
+ * unreachable source (Unavailable `Oracle price unavailable`): the spec names no other error for it.
  * Gasless needs a stablecoin or a price from the index or the oracle; otherwise it silently
  * becomes Gas Tank mode (spec). Chains without a native coin in the registry (the service chains)
  * carry no gas fee.
@@ -33,17 +38,19 @@ export async function quotePayment(
   deps: AppDeps,
   q: { chain: ActiveChain; token: ActiveToken; amountUnits: bigint; merchant: Merchant; gasless: boolean; payerCoversFee: boolean; customPriceUsd?: string },
 ): Promise<Quote> {
-  const price = await resolveTokenPriceUsd({
-    deps,
-    chainId: q.chain.chainId,
-    token: { address: q.token.address, symbol: q.token.symbol, kind: q.token.kind, oracleSymbol: q.token.oracleSymbol },
-    customPriceUsd: q.customPriceUsd,
-  });
-  if (!price) throw new PriceUnavailableError(["no price from any source"]);
+  const price = await orUnavailable(
+    resolveTokenPriceUsd({
+      deps,
+      chainId: q.chain.chainId,
+      token: { address: q.token.address, symbol: q.token.symbol, kind: q.token.kind, oracleSymbol: q.token.oracleSymbol },
+      customPriceUsd: q.customPriceUsd,
+    }),
+  );
+  if (!price) throw new Unavailable(PRICE_UNAVAILABLE);
   const gasless = q.gasless && price.source !== "custom";
 
   let gasUsd18 = 0n;
-  const nativePrice = await resolveNativePriceUsd(deps, q.chain.chainId);
+  const nativePrice = await orUnavailable(resolveNativePriceUsd(deps, q.chain.chainId));
   if (nativePrice) {
     const gasPriceWei = await deps.clients.get(q.chain.chainId)!.getGasPrice();
     const gasUnits = q.token.kind === "native" ? SWEEP_GAS_UNITS.native : SWEEP_GAS_UNITS.token;

@@ -1,14 +1,9 @@
+import { isAddress, zeroAddress } from "viem";
 import { z } from "zod";
-import { chainInfo } from "../../chains/registry.js";
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
-import { MAX_UINT256 } from "../../core/money.js";
-
-export const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-export const DECIMAL_RE = /^\d+(\.\d+)?$/;
-
-/** customPriceUsd: a positive decimal with at most 18 fraction digits (the precision prices are kept in). */
-const CUSTOM_PRICE_RE = /^\d+(\.\d{1,18})?$/;
-const positiveDecimal = (v: string) => DECIMAL_RE.test(v) && /[1-9]/.test(v);
+import { Invalid } from "../../core/errors.js";
+import { parsePositiveAmount } from "../../core/money.js";
+import { parseCustomPriceUsd } from "../pricing/resolve.js";
 
 /** Shape and limits of POST /payments; any violation is `Invalid form data`. String limits count characters (code points). */
 const body = z.object({
@@ -23,11 +18,12 @@ const body = z.object({
   blockConfirmations: z.number().int().min(1).max(100).optional().nullable(),
   gasless: z.boolean().optional().nullable(),
   payerCoversFee: z.boolean().optional().nullable(),
-  // A form field: a malformed price is `Invalid form data`, reported before the address checks.
+  // A form field: a price that is not a positive decimal of at most 18 fraction digits is
+  // `Invalid form data`, reported before the address checks.
   customPriceUsd: z
     .union([z.string(), z.number()])
     .transform(String)
-    .refine((v) => CUSTOM_PRICE_RE.test(v) && /[1-9]/.test(v))
+    .refine((v) => parseCustomPriceUsd(v) !== null)
     .optional()
     .nullable(),
 });
@@ -47,54 +43,47 @@ export type CreatePaymentInput = {
   customPriceUsd?: string;
 };
 
-export type ValidationResult = { ok: true; input: CreatePaymentInput } | { ok: false; error: string };
-
 /**
- * What the body is checked against beyond its own text. Without it only the registry is known;
- * with it the network must be one this service runs (a factory deployed), the amount must fit the
- * decimals of a known token, and `expiresAt` must lie in the future: all body errors, so they are
- * reported before the API key is looked at (spec order).
+ * What the body is checked against beyond its own text: the network must be one this service runs
+ * (a factory deployed), the amount must fit the decimals of a registry token, and `expiresAt` must
+ * lie in the future. All are body errors, so they are reported before the API key is looked at
+ * (spec order).
  */
-export type ValidationContext = { chains?: readonly ActiveChain[]; now?: number };
+export type ValidationContext = { chains: readonly ActiveChain[]; now: number };
 
-const fail = (error: string): ValidationResult => ({ ok: false, error });
+const isHexAddress = (v: string) => isAddress(v, { strict: false });
+const fractionDigits = (v: string) => (v.includes(".") ? v.length - v.indexOf(".") - 1 : 0);
 
-/** The spec's checks in the spec's order; the first failing one names the error. */
-export function validateCreatePayment(raw: unknown, ctx: ValidationContext = {}): ValidationResult {
+/** The spec's checks in the spec's order; the first failing one is thrown as `Invalid`. */
+export function validateCreatePayment(raw: unknown, ctx: ValidationContext): CreatePaymentInput {
   const parsed = body.safeParse(raw);
-  if (!parsed.success) return fail("Invalid form data");
+  if (!parsed.success) throw new Invalid("Invalid form data");
   const b = parsed.data;
-  if (ctx.now !== undefined && b.expiresAt != null && b.expiresAt <= ctx.now) return fail("Invalid form data");
+  if (b.expiresAt != null && b.expiresAt <= ctx.now) throw new Invalid("Invalid form data");
   // The zero address receives nothing: the factory refuses it as a payout, so a payer's funds would be stranded.
-  if (!ADDRESS_RE.test(b.merchant) || /^0x0{40}$/.test(b.merchant)) return fail("Invalid Merchant address format");
-  if (!ADDRESS_RE.test(b.token)) return fail("Invalid Token address format");
+  if (!isHexAddress(b.merchant) || b.merchant.toLowerCase() === zeroAddress) throw new Invalid("Invalid Merchant address format");
+  if (!isHexAddress(b.token)) throw new Invalid("Invalid Token address format");
   const chainId = /^\d+$/.test(b.chainId) ? Number(b.chainId) : NaN;
-  if (!chainInfo(chainId)) return fail("Invalid network selected");
-  const running = ctx.chains?.find((c) => c.chainId === chainId);
-  if (ctx.chains && !running?.factory) return fail("Invalid network selected");
+  const running = ctx.chains.find((c) => c.chainId === chainId);
+  if (!running?.factory) throw new Invalid("Invalid network selected");
   const amount = b.amount.trim();
-  if (!positiveDecimal(amount)) return fail("Amount must be a positive number");
-  const [whole, frac = ""] = amount.split(".") as [string, string?];
-  // No token holds more than uint256 smallest units (78 digits): larger amounts are refused up front.
-  if (whole.replace(/^0+/, "").length > 78 || BigInt(whole) > MAX_UINT256) return fail("Amount must be a positive number");
-  const decimals = running ? findToken(running, b.token)?.decimals : undefined;
-  if (decimals !== undefined && (frac.length > decimals || BigInt(whole + frac.padEnd(decimals, "0")) > MAX_UINT256))
-    return fail("Amount must be a positive number");
+  // A registry token's decimals are known now; a custom token's are read from its contract at
+  // creation (create.ts parses again then), so until then the amount is read at its own precision.
+  // Either way no amount above uint256 smallest units gets through.
+  const decimals = findToken(running, b.token)?.decimals ?? Math.min(fractionDigits(amount), 77);
+  if (parsePositiveAmount(amount, decimals) === null) throw new Invalid("Amount must be a positive number");
   return {
-    ok: true,
-    input: {
-      merchant: b.merchant as `0x${string}`,
-      chainId,
-      token: b.token as `0x${string}`,
-      amount,
-      orderId: b.orderId,
-      description: b.description ?? undefined,
-      redirectUrl: b.redirectUrl ?? undefined,
-      expiresAt: b.expiresAt ?? undefined,
-      blockConfirmations: b.blockConfirmations ?? 1,
-      gasless: b.gasless ?? false,
-      payerCoversFee: b.payerCoversFee ?? false,
-      customPriceUsd: b.customPriceUsd ?? undefined,
-    },
+    merchant: b.merchant as `0x${string}`,
+    chainId,
+    token: b.token as `0x${string}`,
+    amount,
+    orderId: b.orderId,
+    description: b.description ?? undefined,
+    redirectUrl: b.redirectUrl ?? undefined,
+    expiresAt: b.expiresAt ?? undefined,
+    blockConfirmations: b.blockConfirmations ?? 1,
+    gasless: b.gasless ?? false,
+    payerCoversFee: b.payerCoversFee ?? false,
+    customPriceUsd: b.customPriceUsd ?? undefined,
   };
 }

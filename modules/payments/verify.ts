@@ -1,22 +1,24 @@
-import { isUuid } from "../../core/ids.js";
 import type { AppDeps } from "../../core/deps.js";
+import { Invalid, NotFound } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
 import { fmt } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
 import { hashMatches, redirectHash } from "./verify-hash.js";
 
+export type Verification = { valid: true; verified: boolean; payment: Record<string, unknown> };
 
-type Out = { status: 200 | 400 | 404; body: Record<string, unknown> };
-const err = (status: 400 | 404, error: string): Out => ({ status, body: { valid: false, verified: false, error } });
-
-/** GET /payments/verify: `valid` = the hash matches; `verified` = valid and completed. */
-export async function verifyPayment(deps: AppDeps, id: string | undefined, hash: string | undefined): Promise<Out> {
-  if (!id) return err(400, "Missing payment ID");
-  if (!hash) return err(400, "Missing hash");
-  if (!isUuid(id)) return err(404, "Payment not found");
+/**
+ * GET /payments/verify: `valid` = the hash matches; `verified` = valid and completed.
+ * Throws Invalid (missing id or hash, hash mismatch) or NotFound.
+ */
+export async function verifyPayment(deps: AppDeps, id: string | undefined, hash: string | undefined): Promise<Verification> {
+  if (!id) throw new Invalid("Missing payment ID");
+  if (!hash) throw new Invalid("Missing hash");
+  if (!isUuid(id)) throw new NotFound("Payment not found");
   const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [id]);
   const p = rows[0];
-  if (!p) return err(404, "Payment not found");
-  if (!hashMatches(redirectHash(deps.config.HASH_SECRET, p), hash)) return err(400, "Invalid hash");
+  if (!p) throw new NotFound("Payment not found");
+  if (!hashMatches(redirectHash(deps.config.HASH_SECRET, p), hash)) throw new Invalid("Invalid hash");
   const completed = p.status === "completed";
   const payment: Record<string, unknown> = {
     paymentId: p.id,
@@ -30,5 +32,5 @@ export async function verifyPayment(deps: AppDeps, id: string | undefined, hash:
     transactionHash: p.settlement_tx_hash ?? p.payment_tx_hash,
   };
   if (completed && p.completed_at) payment.completedAt = p.completed_at.getTime();
-  return { status: 200, body: { valid: true, verified: completed, payment } };
+  return { valid: true, verified: completed, payment };
 }

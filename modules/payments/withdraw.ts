@@ -1,27 +1,39 @@
+import type { AppDeps } from "../../core/deps.js";
+import { Conflict, NotFound } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
 import { withTransaction, type Db } from "../../db/client.js";
+import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { fmt } from "./serialize.js";
 import { transition } from "./state-machine.js";
 import type { PaymentRow } from "./types.js";
 
-export type WithdrawResult =
-  | { ok: true; data: { paymentId: string; status: "withdrawing"; receivedAmount: string } }
-  | { ok: false; status: 404 | 409; error: string };
+export type Withdrawal = { paymentId: string; status: "withdrawing"; receivedAmount: string };
+
+/**
+ * POST /v1/payments/{paymentId}/withdraw, GraphQL `withdrawPayment` and `cli payment withdraw`:
+ * the caller, then the payment. Throws Unauthorized, NotFound or Conflict.
+ */
+export async function withdrawPayment(deps: Pick<AppDeps, "db" | "now">, caller: Caller, paymentId: string): Promise<Withdrawal> {
+  const merchant = await authenticate(deps, caller);
+  if (!isUuid(paymentId)) throw new NotFound("Payment not found");
+  return requestWithdraw(deps.db, merchant.id, paymentId, deps.now());
+}
 
 /**
  * Manual withdraw of a partial payment (pending or expired, something received, less than due):
  * `-> withdrawing`; the settler sweeps the wallet to the merchant with no fee, and
  * `payment.withdrawn` (with amountWithdrawn) follows once the sweep is indexed.
  */
-export async function requestWithdraw(db: Db, merchantId: string, paymentId: string, now: number): Promise<WithdrawResult> {
+async function requestWithdraw(db: Db, merchantId: string, paymentId: string, now: number): Promise<Withdrawal> {
   return withTransaction(db, async (client) => {
     const { rows } = await client.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [paymentId, merchantId]);
     const p = rows[0];
-    if (!p) return { ok: false, status: 404, error: "Payment not found" };
+    if (!p) throw new NotFound("Payment not found");
     const received = BigInt(p.received_units);
     if (!["pending", "expired"].includes(p.status) || received === 0n || received >= BigInt(p.due_units))
-      return { ok: false, status: 409, error: "Payment has no partial payment to withdraw" };
+      throw new Conflict("Payment has no partial payment to withdraw");
     if (p.status === "expired") await transition(client, paymentId, { from: ["expired"], to: "pending", reason: "funds received after expiry", now });
     await transition(client, paymentId, { from: ["pending"], to: "withdrawing", reason: "manual withdraw by the merchant", now });
-    return { ok: true, data: { paymentId, status: "withdrawing", receivedAmount: fmt(received, p.token_decimals) } };
+    return { paymentId, status: "withdrawing", receivedAmount: fmt(received, p.token_decimals) };
   });
 }

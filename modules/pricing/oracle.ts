@@ -17,7 +17,7 @@ import type { ActiveChain } from "../../chains/runtime.js";
  *
  * Results: a price, `null` (the oracle has no non-zero price, or no oracle is configured at all),
  * or a thrown OracleUnavailableError (the RPC failed or the oracle address holds no oracle): the
- * callers turn that into 500 / 503 rather than "no price".
+ * callers report a failed source rather than "no price".
  */
 
 export class OracleUnavailableError extends Error {

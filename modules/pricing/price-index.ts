@@ -1,5 +1,5 @@
 import { zeroAddress } from "viem";
-import { chainInfo } from "../../chains/registry.js";
+import { CHAINS, chainInfo } from "../../chains/registry.js";
 import type { Config } from "../../core/config.js";
 import { decimalLiteralToFixed, formatPrice18, PRICE_DECIMALS } from "../../core/money.js";
 import { field, JsonNumber, parseJsonLossless, type LosslessJson } from "./lossless-json.js";
@@ -30,21 +30,11 @@ import { field, JsonNumber, parseJsonLossless, type LosslessJson } from "./lossl
  * point exactly; digits beyond 18 decimals are cut (floor). A price below 1e-18 USD is `none`.
  */
 
-/** CoinGecko asset platform ids of the chains the provider covers (registry `priceIndexed`). */
-export const PRICE_INDEX_PLATFORMS: Readonly<Record<number, string>> = {
-  1: "ethereum",
-  137: "polygon-pos",
-  56: "binance-smart-chain",
-  8453: "base",
-};
-
+const indexed = CHAINS.filter((c) => c.priceIndexed && c.priceIndexIds);
+/** CoinGecko asset platform ids of the chains the provider covers (registry `priceIndexIds`). */
+export const PRICE_INDEX_PLATFORMS: Readonly<Record<number, string>> = Object.fromEntries(indexed.map((c) => [c.chainId, c.priceIndexIds!.platform]));
 /** CoinGecko coin ids of those chains' native coins (the platforms' `native_coin_id`). */
-export const NATIVE_COIN_IDS: Readonly<Record<number, string>> = {
-  1: "ethereum",
-  137: "polygon-ecosystem-token",
-  56: "binancecoin",
-  8453: "ethereum",
-};
+export const NATIVE_COIN_IDS: Readonly<Record<number, string>> = Object.fromEntries(indexed.map((c) => [c.chainId, c.priceIndexIds!.nativeCoin]));
 
 export const PRICE_INDEX_TIMEOUT_MS = 5_000;
 

@@ -20,8 +20,8 @@ import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
  * provider outage falls back to the oracle. But when no source above customPriceUsd produced a
  * price and at least one of them FAILED, we cannot know whether the failed source would have
  * priced the token (and overruled customPriceUsd), so the result is `unavailable`, never `none`
- * and never the custom price: POST /payments answers 503 `Oracle price unavailable` (retry after
- * a few seconds) instead of failing permanently or pricing with a stale snapshot.
+ * and never the custom price: payment creation fails with Unavailable `Oracle price unavailable`
+ * (retry after a few seconds) instead of failing permanently or pricing with a stale snapshot.
  *
  * Two entry points:
  * - lookupTokenPrice(): the three-valued result `{status: "ok" | "none" | "unavailable"}`;
@@ -115,7 +115,7 @@ export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> 
 /**
  * The token's USD price by the spec's order, or null when no source has one.
  * Throws PriceUnavailableError when a source failed and nothing above customPriceUsd had a price
- * (POST /payments: 503 `Oracle price unavailable`).
+ * (payment creation: `Oracle price unavailable`).
  */
 export async function resolveTokenPriceUsd(args: ResolveArgs): Promise<ResolvedPrice | null> {
   const r = await lookupTokenPrice(args);

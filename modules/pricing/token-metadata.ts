@@ -11,9 +11,10 @@ import { priceIndexFromConfig, type IndexedPrice, type PriceIndexClient } from "
  * - `ok`: metadata (provider fields when it knows the token; contract fields otherwise; when the
  *   provider knows the token but not its decimals on this chain, decimals come from the contract);
  * - `not_token`: no contract at the address, `decimals()` reverts or returns garbage, or the chain
- *   cannot be read (not in the registry, or no RPC configured for it) -> 400 `Cannot read token contract`;
+ *   cannot be read (not in the registry, or no RPC configured for it): `Cannot read token contract`;
  * - `error`: the RPC failed (transport error, timeout) while the provider had nothing usable, or
- *   the provider failed and the contract cannot be read -> 500 `Failed to fetch token metadata`.
+ *   the provider failed and the contract cannot be read: `Failed to fetch token metadata`.
+ * (lookups.ts turns these into the errors of GET /tokens/metadata.)
  */
 
 export type TokenMetadata = {

@@ -1,4 +1,5 @@
-import type pg from "pg";
+import type { AppDeps } from "../../core/deps.js";
+import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { withTransaction, type Db } from "../../db/client.js";
 import { DEFAULT_PAYMENT_EVENTS, PAYMENT_EVENTS, parseEventList, type PaymentEventName } from "./events.js";
 import { generateWebhookSecret, maskSecret } from "./secret.js";
@@ -34,13 +35,14 @@ export type WebhookConfigView = {
   updatedAt: number;
 };
 
+/** The fields both webhook kinds show, in this order. */
+export function viewWebhookTarget(row: Pick<WebhookConfigRow, "id" | "url" | "events" | "is_active" | "secret">, opts: { revealSecret?: boolean }) {
+  return { id: row.id, url: row.url, events: row.events, isActive: row.is_active, secret: opts.revealSecret ? row.secret : maskSecret(row.secret) };
+}
+
 export function viewWebhookConfig(row: WebhookConfigRow, opts: { revealSecret?: boolean } = {}): WebhookConfigView {
   return {
-    id: row.id,
-    url: row.url,
-    events: row.events,
-    isActive: row.is_active,
-    secret: opts.revealSecret ? row.secret : maskSecret(row.secret),
+    ...viewWebhookTarget(row, opts),
     signing: row.secret ? "secret" : "api-key",
     legacyApiKeyPrefix: !row.secret && row.legacy_api_key ? row.legacy_api_key.slice(0, 12) : null,
     createdAt: row.created_at.getTime(),
@@ -48,53 +50,64 @@ export function viewWebhookConfig(row: WebhookConfigRow, opts: { revealSecret?: 
   };
 }
 
+const unwrap = <T extends { ok: true }>(r: T | { ok: false; error: string }): T => {
+  if (!r.ok) throw new Invalid(r.error);
+  return r;
+};
+
+/**
+ * What both webhook kinds accept, checked in this order: a JSON object (with `known`, no other field), an
+ * HTTPS `url` that is public unless private targets are allowed, `events` among `allowed` (null or absent:
+ * `defaultEvents` where given), `isActive`.
+ * Throws Invalid with the first problem.
+ */
+export async function validateWebhookFields<T extends string>(
+  raw: unknown,
+  opts: { allowPrivate: boolean; allowed: readonly T[]; defaultEvents?: readonly T[]; known?: readonly string[] },
+): Promise<{ body: Record<string, unknown>; url: string; events?: T[]; isActive?: boolean }> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Invalid("Body must be a JSON object");
+  const body = raw as Record<string, unknown>;
+  const extra = opts.known ? Object.keys(body).filter((k) => !opts.known!.includes(k)) : [];
+  if (extra.length) throw new Invalid(`Unknown field${extra.length > 1 ? "s" : ""}: ${extra.join(", ")}`);
+  const url = unwrap(parseWebhookUrl(body.url)).url;
+  unwrap(await checkWebhookTarget(url, opts));
+  const given = opts.defaultEvents ? (body.events ?? opts.defaultEvents) : body.events;
+  const events = given === undefined ? undefined : unwrap(parseEventList(given, opts.allowed)).events;
+  if (body.isActive !== undefined && typeof body.isActive !== "boolean") throw new Invalid("isActive must be a boolean");
+  return { body, url: url.href, events, isActive: body.isActive as boolean | undefined };
+}
+
 export type PutWebhookInput = { url: string; events?: PaymentEventName[]; isActive?: boolean; legacy?: true };
 
-/** PUT body: `{url, events?, isActive?, legacy?}`; the URL must be HTTPS and (unless allowed) public. */
-export async function validatePutWebhook(raw: unknown, opts: { allowPrivate: boolean }): Promise<{ ok: true; input: PutWebhookInput } | { ok: false; error: string }> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, error: "Body must be a JSON object" };
-  const body = raw as Record<string, unknown>;
-  const known = new Set(["url", "events", "isActive", "legacy"]);
-  const extra = Object.keys(body).filter((k) => !known.has(k));
-  if (extra.length) return { ok: false, error: `Unknown field${extra.length > 1 ? "s" : ""}: ${extra.join(", ")}` };
-  const url = parseWebhookUrl(body.url);
-  if (!url.ok) return url;
-  const target = await checkWebhookTarget(url.url, opts);
-  if (!target.ok) return target;
-  const input: PutWebhookInput = { url: url.url.href };
-  if (body.events !== undefined) {
-    const events = parseEventList(body.events, PAYMENT_EVENTS);
-    if (!events.ok) return events;
-    input.events = events.events;
-  }
-  if (body.isActive !== undefined) {
-    if (typeof body.isActive !== "boolean") return { ok: false, error: "isActive must be a boolean" };
-    input.isActive = body.isActive;
-  }
+/** PUT body: `{url, events?, isActive?, legacy?}`; the URL must be HTTPS and (unless allowed) public. Throws Invalid. */
+export async function validatePutWebhook(raw: unknown, opts: { allowPrivate: boolean }): Promise<PutWebhookInput> {
+  const { body, url, events, isActive } = await validateWebhookFields(raw, { ...opts, allowed: PAYMENT_EVENTS, known: ["url", "events", "isActive", "legacy"] });
+  const input: PutWebhookInput = { url };
+  if (events !== undefined) input.events = events;
+  if (isActive !== undefined) input.isActive = isActive;
   if (body.legacy !== undefined) {
-    if (body.legacy !== true) return { ok: false, error: "legacy may only be true (a webhook signed with the API key of this request)" };
+    if (body.legacy !== true) throw new Invalid("legacy may only be true (a webhook signed with the API key of this request)");
     input.legacy = true;
   }
-  return { ok: true, input };
+  return input;
 }
-
-export async function getWebhookConfig(db: Db, merchantId: string): Promise<WebhookConfigRow | null> {
-  const { rows } = await db.pool.query<WebhookConfigRow>(`SELECT * FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
-  return rows[0] ?? null;
-}
-
-export type PutResult = { ok: true; created: boolean; row: WebhookConfigRow } | { ok: false; status: 409; error: string };
 
 /**
  * Creates or updates the merchant's webhook. Creation generates a `whsec_` secret, or with `legacy`
  * captures `apiKey` (the key of the request) as the signing key. Updates change only the given fields;
- * `legacy: true` on a legacy webhook re-binds it to `apiKey`, and is refused on a webhook with a secret.
+ * `legacy: true` on a legacy webhook re-binds it to `apiKey`, and is refused (Conflict) on a webhook with a secret.
  */
-export async function putWebhookConfig(db: Db, merchantId: string, input: PutWebhookInput, apiKey: string | undefined, now: number): Promise<PutResult> {
+export async function putWebhookConfig(
+  db: Db,
+  merchantId: string,
+  input: PutWebhookInput,
+  apiKey: string | undefined,
+  now: number,
+): Promise<{ created: boolean; row: WebhookConfigRow }> {
   if (input.legacy && !apiKey) throw new Error("legacy webhooks need the API key of the request");
   const at = new Date(now);
   for (let i = 0; ; i++) {
-    const out = await withTransaction(db, async (client): Promise<PutResult | null> => {
+    const out = await withTransaction(db, async (client) => {
       const { rows } = await client.query<WebhookConfigRow>(`SELECT * FROM webhook_configs WHERE merchant_id = $1 FOR UPDATE`, [merchantId]);
       const current = rows[0];
       if (!current) {
@@ -104,42 +117,68 @@ export async function putWebhookConfig(db: Db, merchantId: string, input: PutWeb
            ON CONFLICT (merchant_id) DO NOTHING RETURNING *`,
           [merchantId, input.url, input.events ?? DEFAULT_PAYMENT_EVENTS, input.isActive ?? true, input.legacy ? null : generateWebhookSecret(), input.legacy ? apiKey : null, at],
         );
-        return inserted.rows[0] ? { ok: true, created: true, row: inserted.rows[0] } : null; // null: a concurrent PUT created it
+        return inserted.rows[0] ? { created: true, row: inserted.rows[0] } : null; // null: a concurrent PUT created it
       }
       if (input.legacy && current.secret)
-        return { ok: false, status: 409, error: "This webhook signs with a dedicated secret; it cannot be switched back to API-key (legacy) signing" };
+        throw new Conflict("This webhook signs with a dedicated secret; it cannot be switched back to API-key (legacy) signing");
       const updated = await client.query<WebhookConfigRow>(
         `UPDATE webhook_configs SET url = $2, events = COALESCE($3, events), is_active = COALESCE($4, is_active),
                 legacy_api_key = COALESCE($5, legacy_api_key), updated_at = $6
           WHERE merchant_id = $1 RETURNING *`,
         [merchantId, input.url, input.events ?? null, input.isActive ?? null, input.legacy ? apiKey : null, at],
       );
-      return { ok: true, created: false, row: updated.rows[0]! };
+      return { created: false, row: updated.rows[0]! };
     });
     if (out) return out;
     if (i > 2) throw new Error("webhook config upsert kept conflicting");
   }
 }
 
-/** A new secret replaces the old one at once (a legacy webhook switches to it); null when there is no webhook. */
-export async function regenerateWebhookSecret(db: Db, merchantId: string, now: number): Promise<WebhookConfigRow | null> {
-  const { rows } = await db.pool.query<WebhookConfigRow>(
+// The operations of `/v1/webhooks` (the caller is the merchant of the request's API key).
+
+type WebhookDeps = Pick<AppDeps, "db" | "config" | "now">;
+const NOT_CONFIGURED = "Webhook not configured";
+
+/** The configuration with its secret masked. */
+export async function getWebhook(deps: Pick<AppDeps, "db">, merchantId: string): Promise<WebhookConfigView> {
+  const { rows } = await deps.db.pool.query<WebhookConfigRow>(`SELECT * FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
+  if (!rows[0]) throw new NotFound(NOT_CONFIGURED);
+  return viewWebhookConfig(rows[0]);
+}
+
+/** Validates and saves the PUT body; a created webhook shows its whole secret, once. */
+export async function putWebhook(deps: WebhookDeps, caller: { merchantId: string; apiKey?: string }, body: unknown) {
+  const input = await validatePutWebhook(body, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE === true });
+  const { created, row } = await putWebhookConfig(deps.db, caller.merchantId, input, caller.apiKey, deps.now());
+  return { created, webhook: viewWebhookConfig(row, { revealSecret: created }) };
+}
+
+/**
+ * `{action: "regenerate-secret"}`: a new secret replaces the old one at once, queued retries included
+ * (a legacy webhook switches to it).
+ */
+export async function regenerateWebhookSecret(deps: WebhookDeps, merchantId: string, body: unknown): Promise<{ secret: string | null }> {
+  const action = (body as { action?: unknown } | null)?.action;
+  if (action !== "regenerate-secret") throw new Invalid('Unknown action; expected {"action": "regenerate-secret"}');
+  const { rows } = await deps.db.pool.query<WebhookConfigRow>(
     `UPDATE webhook_configs SET secret = $2, legacy_api_key = NULL, updated_at = $3 WHERE merchant_id = $1 RETURNING *`,
-    [merchantId, generateWebhookSecret(), new Date(now)],
+    [merchantId, generateWebhookSecret(), new Date(deps.now())],
   );
-  return rows[0] ?? null;
+  if (!rows[0]) throw new NotFound(NOT_CONFIGURED);
+  return { secret: rows[0].secret };
 }
 
 /** Deletes the webhook; its pending payment deliveries are marked failed (they can be resent after a new PUT). */
-export async function deleteWebhookConfig(db: Db, merchantId: string, now: number): Promise<boolean> {
-  return withTransaction(db, async (client: pg.PoolClient) => {
+export async function deleteWebhook(deps: WebhookDeps, merchantId: string): Promise<{ deleted: true }> {
+  const at = new Date(deps.now());
+  return withTransaction(deps.db, async (client) => {
     const { rowCount } = await client.query(`DELETE FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
-    if (!rowCount) return false;
+    if (!rowCount) throw new NotFound(NOT_CONFIGURED);
     await client.query(
       `UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook configuration deleted', next_attempt_at = $2
         WHERE merchant_id = $1 AND kind = 'payment' AND status = 'pending'`,
-      [merchantId, new Date(now)],
+      [merchantId, at],
     );
-    return true;
+    return { deleted: true as const };
   });
 }

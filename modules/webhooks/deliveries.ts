@@ -1,3 +1,5 @@
+import { cursorAtSql, decodeCursor, encodeCursor, type Cursor } from "../../core/cursor.js";
+import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { Db } from "../../db/client.js";
 
@@ -72,45 +74,55 @@ function view(r: DeliveryRow): DeliveryView {
 }
 
 const COLUMNS = `id, merchant_id, kind, event, payment_id, deposit_id, status, attempts, max_attempts, next_attempt_at, locked_until,
-  last_http_status, last_response, last_error, last_attempt_at, created_at, delivered_at,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '|' || id AS cursor`;
+  last_http_status, last_response, last_error, last_attempt_at, created_at, delivered_at, ${cursorAtSql("created_at")} AS cursor`;
+
+/** Whose deliveries a caller may see: a merchant's (REST: of one kind), or any (the operator's CLI). */
+export type DeliveryScope = { merchantId?: string; kind?: "payment" | "vault" };
+
+const NOT_FOUND = "Delivery not found";
+/** A delivery in scope: `$2` the merchant, `$3` the kind; null for any. */
+const IN_SCOPE = `($2::uuid IS NULL OR merchant_id = $2) AND ($3::text IS NULL OR kind = $3)`;
 
 export type ListQuery = { limit?: string; cursor?: string; status?: string; paymentId?: string; event?: string };
-export type ListFilters = { kind?: "payment" | "vault"; limit: number; cursor?: { at: string; id: string }; status?: DeliveryStatus; paymentId?: string; event?: string };
+type ListFilters = { limit: number; cursor?: Cursor; status?: DeliveryStatus; paymentId?: string; event?: string };
 
-
-/** Query of `GET /v1/webhooks/deliveries`: limit 1-100 (default 50), opaque cursor, status, paymentId, event. */
-export function parseListQuery(q: ListQuery): { ok: true; filters: Omit<ListFilters, "kind"> } | { ok: false; error: string } {
+/** Query of the delivery log: limit 1-100 (default 50), opaque cursor, status, paymentId, event. Throws Invalid. */
+export function parseListQuery(q: ListQuery): ListFilters {
   const limit = q.limit === undefined ? 50 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) return { ok: false, error: "limit must be an integer from 1 to 100" };
-  const filters: Omit<ListFilters, "kind"> = { limit };
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new Invalid("limit must be an integer from 1 to 100");
+  const filters: ListFilters = { limit };
   if (q.status !== undefined) {
-    if (!DELIVERY_STATUSES.includes(q.status as DeliveryStatus)) return { ok: false, error: `status must be one of ${DELIVERY_STATUSES.join(", ")}` };
+    if (!DELIVERY_STATUSES.includes(q.status as DeliveryStatus)) throw new Invalid(`status must be one of ${DELIVERY_STATUSES.join(", ")}`);
     filters.status = q.status as DeliveryStatus;
   }
   if (q.paymentId !== undefined) {
-    if (!isUuid(q.paymentId)) return { ok: false, error: "paymentId must be a payment id" };
+    if (!isUuid(q.paymentId)) throw new Invalid("paymentId must be a payment id");
     filters.paymentId = q.paymentId;
   }
   if (q.event !== undefined) filters.event = q.event;
   if (q.cursor !== undefined) {
-    const [at, id] = Buffer.from(q.cursor, "base64url").toString("utf8").split("|");
-    if (!at || !isUuid(id) || Number.isNaN(Date.parse(at))) return { ok: false, error: "invalid cursor" };
-    filters.cursor = { at, id };
+    const cursor = decodeCursor(q.cursor);
+    if (!cursor) throw new Invalid("invalid cursor");
+    filters.cursor = cursor;
   }
-  return { ok: true, filters };
+  return filters;
 }
 
-/** A merchant's deliveries, newest first. */
-export async function listDeliveries(db: Db, merchantId: string, f: ListFilters): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null; hasMore: boolean }> {
+/** A merchant's deliveries, newest first (`GET /v1/webhooks/deliveries`, `webhook list`). */
+export async function listDeliveries(
+  db: Db,
+  scope: DeliveryScope & { merchantId: string },
+  query: ListQuery,
+): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null; hasMore: boolean }> {
+  const f = parseListQuery(query);
   const where = ["merchant_id = $1"];
-  const args: unknown[] = [merchantId];
+  const args: unknown[] = [scope.merchantId];
   const add = (sql: string, ...v: unknown[]) => {
     const n = args.length;
     where.push(sql.replace(/\$(\d)/g, (_, i) => `$${n + Number(i)}`));
     args.push(...v);
   };
-  if (f.kind) add("kind = $1", f.kind);
+  if (scope.kind) add("kind = $1", scope.kind);
   if (f.status) add("status = $1", f.status);
   if (f.paymentId) add("payment_id = $1", f.paymentId);
   if (f.event) add("event = $1", f.event);
@@ -122,24 +134,21 @@ export async function listDeliveries(db: Db, merchantId: string, f: ListFilters)
   );
   const hasMore = rows.length > f.limit;
   const page = rows.slice(0, f.limit);
-  return {
-    deliveries: page.map(view),
-    nextCursor: hasMore ? Buffer.from(page.at(-1)!.cursor).toString("base64url") : null,
-    hasMore,
-  };
+  const last = page.at(-1);
+  return { deliveries: page.map(view), nextCursor: hasMore && last ? encodeCursor({ at: last.cursor, id: last.id }) : null, hasMore };
 }
 
 export type AttemptView = { attempt: number; url: string; httpStatus: number | null; response: string | null; error: string | null; durationMs: number | null; at: number };
 
-/** One delivery with its body and every attempt; null when it is not the merchant's (or does not exist). */
-export async function getDelivery(db: Db, id: string, merchantId?: string): Promise<(DeliveryView & { payload: unknown; attemptLog: AttemptView[] }) | null> {
-  if (!isUuid(id)) return null;
+/** One delivery with its body and every attempt; NotFound when it is outside the scope (or does not exist). */
+export async function getDelivery(db: Db, id: string, scope: DeliveryScope = {}): Promise<DeliveryView & { payload: unknown; attemptLog: AttemptView[] }> {
+  if (!isUuid(id)) throw new NotFound(NOT_FOUND);
   const { rows } = await db.pool.query<DeliveryRow & { payload: unknown }>(
-    `SELECT ${COLUMNS}, payload FROM webhook_deliveries WHERE id = $1 AND ($2::uuid IS NULL OR merchant_id = $2)`,
-    [id, merchantId ?? null],
+    `SELECT ${COLUMNS}, payload FROM webhook_deliveries WHERE id = $1 AND ${IN_SCOPE}`,
+    [id, scope.merchantId ?? null, scope.kind ?? null],
   );
   const row = rows[0];
-  if (!row) return null;
+  if (!row) throw new NotFound(NOT_FOUND);
   const attempts = await db.pool.query(
     `SELECT attempt, url, http_status, response, error, duration_ms, created_at FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id`,
     [id],
@@ -159,28 +168,27 @@ export async function getDelivery(db: Db, id: string, merchantId?: string): Prom
   };
 }
 
-export type ResendResult = { ok: true; delivery: DeliveryView } | { ok: false; status: 404 | 409; error: string };
-
 /**
  * Manual resend: the delivery becomes `pending` and due now, with one more attempt allowed (a failed
  * resend goes back to `failed`; no automatic retries). A pending delivery is just made due now. Refused
- * while an attempt is in flight, and when the delivery's webhook is missing or inactive.
+ * (Conflict) while an attempt is in flight, and when the delivery's webhook is missing or inactive.
  * The resend keeps the delivery's `webhook-id`, so a receiver that already processed it can deduplicate.
  */
-export async function resendDelivery(db: Db, id: string, now: number, merchantId?: string): Promise<ResendResult> {
-  if (!isUuid(id)) return { ok: false, status: 404, error: "Delivery not found" };
+export async function resendDelivery(db: Db, id: string, now: number, scope: DeliveryScope = {}): Promise<DeliveryView> {
+  if (!isUuid(id)) throw new NotFound(NOT_FOUND);
   const at = new Date(now);
-  const { rows } = await db.pool.query<DeliveryRow & { has_config: boolean; busy: boolean }>(
-    `SELECT d.id, d.kind, d.status, (d.locked_until IS NOT NULL AND d.locked_until > $3) AS busy,
-            CASE d.kind WHEN 'payment' THEN EXISTS (SELECT 1 FROM webhook_configs c WHERE c.merchant_id = d.merchant_id AND c.is_active)
-                        ELSE EXISTS (SELECT 1 FROM vault_webhook_configs v WHERE v.merchant_id = d.merchant_id AND v.is_active) END AS has_config
-       FROM webhook_deliveries d WHERE d.id = $1 AND ($2::uuid IS NULL OR d.merchant_id = $2)`,
-    [id, merchantId ?? null, at],
+  const { rows } = await db.pool.query<{ has_config: boolean; busy: boolean }>(
+    `SELECT (locked_until IS NOT NULL AND locked_until > $4) AS busy,
+            CASE kind WHEN 'payment' THEN EXISTS (SELECT 1 FROM webhook_configs c WHERE c.merchant_id = d.merchant_id AND c.is_active)
+                      ELSE EXISTS (SELECT 1 FROM vault_webhook_configs v WHERE v.merchant_id = d.merchant_id AND v.is_active) END AS has_config
+       FROM webhook_deliveries d WHERE id = $1 AND ${IN_SCOPE}`,
+    [id, scope.merchantId ?? null, scope.kind ?? null, at],
   );
   const d = rows[0];
-  if (!d) return { ok: false, status: 404, error: "Delivery not found" };
-  if (!d.has_config) return { ok: false, status: 409, error: "No active webhook is configured for this delivery" };
-  if (d.busy) return { ok: false, status: 409, error: "An attempt of this delivery is in progress" };
+  if (!d) throw new NotFound(NOT_FOUND);
+  if (!d.has_config) throw new Conflict("No active webhook is configured for this delivery");
+  const inFlight = "An attempt of this delivery is in progress";
+  if (d.busy) throw new Conflict(inFlight);
   const updated = await db.pool.query<DeliveryRow>(
     `UPDATE webhook_deliveries
         SET max_attempts = CASE WHEN status = 'pending' THEN GREATEST(max_attempts, attempts + 1) ELSE attempts + 1 END,
@@ -189,6 +197,6 @@ export async function resendDelivery(db: Db, id: string, now: number, merchantId
       RETURNING ${COLUMNS}`,
     [id, at],
   );
-  if (!updated.rows[0]) return { ok: false, status: 409, error: "An attempt of this delivery is in progress" };
-  return { ok: true, delivery: view(updated.rows[0]) };
+  if (!updated.rows[0]) throw new Conflict(inFlight);
+  return view(updated.rows[0]);
 }

@@ -34,6 +34,12 @@ async function insertDelivery(client: pg.PoolClient, d: Insert): Promise<boolean
   return rowCount === 1;
 }
 
+/** The events the merchant's active webhook subscribes to; null without one. */
+async function activeEvents(client: pg.PoolClient, table: "webhook_configs" | "vault_webhook_configs", merchantId: string): Promise<string[] | null> {
+  const { rows } = await client.query<{ events: string[] }>(`SELECT events FROM ${table} WHERE merchant_id = $1 AND is_active`, [merchantId]);
+  return rows[0]?.events ?? null;
+}
+
 const eventTime = (input: { now?: number }, fallback: unknown): number | null =>
   typeof input.now === "number" ? input.now : typeof fallback === "number" && Number.isFinite(fallback) ? fallback : null;
 
@@ -50,9 +56,8 @@ export async function enqueuePaymentWebhook(
 ): Promise<boolean> {
   if (!isPaymentEvent(input.event)) throw new Error(`unknown payment webhook event: ${String(input.event)}`);
   if (input.payload.event !== input.event) throw new Error(`webhook payload.event (${String(input.payload.event)}) differs from event ${input.event}`);
-  const { rows } = await client.query<{ events: string[] }>(`SELECT events FROM webhook_configs WHERE merchant_id = $1 AND is_active`, [input.merchantId]);
-  const config = rows[0];
-  if (!config || !config.events.includes(input.event)) return false;
+  const events = await activeEvents(client, "webhook_configs", input.merchantId);
+  if (!events?.includes(input.event)) return false;
   return insertDelivery(client, {
     merchantId: input.merchantId,
     kind: "payment",
@@ -77,9 +82,8 @@ export async function enqueueVaultWebhook(
   input: { merchantId: string; depositId: string; event: VaultWebhookEvent; data: Record<string, unknown>; dedupeKey: string; now?: number },
 ): Promise<boolean> {
   if (!isVaultEvent(input.event)) throw new Error(`unknown vault webhook event: ${String(input.event)}`);
-  const { rows } = await client.query<{ events: string[] }>(`SELECT events FROM vault_webhook_configs WHERE merchant_id = $1 AND is_active`, [input.merchantId]);
-  const config = rows[0];
-  if (!config || !vaultSubscribed(config.events, input.event)) return false;
+  const events = await activeEvents(client, "vault_webhook_configs", input.merchantId);
+  if (!events || !vaultSubscribed(events, input.event)) return false;
   const at = eventTime(input, input.data.timestamp) ?? Date.now();
   return insertDelivery(client, {
     merchantId: input.merchantId,

@@ -83,12 +83,7 @@ export async function checkWebhookTarget(url: URL, opts: { allowPrivate: boolean
   if (opts.allowPrivate) return { ok: true };
   const host = hostOf(url);
   if (net.isIP(host)) return isPrivateAddress(host) ? { ok: false, error: PRIVATE_TARGET_ERROR } : { ok: true };
-  let addresses: { address: string }[];
-  try {
-    addresses = await (opts.lookup ?? systemLookup)(host);
-  } catch {
-    return { ok: false, error: `Webhook URL host ${host} could not be resolved` };
-  }
+  const addresses = await (opts.lookup ?? systemLookup)(host).catch(() => []);
   if (!addresses.length) return { ok: false, error: `Webhook URL host ${host} could not be resolved` };
   if (addresses.some((a) => isPrivateAddress(a.address))) return { ok: false, error: PRIVATE_TARGET_ERROR };
   return { ok: true };

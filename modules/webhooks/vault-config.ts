@@ -1,7 +1,7 @@
 import type { Db } from "../../db/client.js";
-import { parseEventList, VAULT_SUBSCRIPTIONS } from "./events.js";
-import { generateWebhookSecret, maskSecret } from "./secret.js";
-import { checkWebhookTarget, parseWebhookUrl } from "./url-policy.js";
+import { validateWebhookFields, viewWebhookTarget } from "./config.js";
+import { VAULT_SUBSCRIPTIONS } from "./events.js";
+import { generateWebhookSecret } from "./secret.js";
 
 // Vault webhook target (`vault_webhook_configs`, one per merchant), read by the dispatcher at send time.
 // The Vault API (`/vault/v1/config/webhooks`, GET/PUT/DELETE/POST) is built on these functions:
@@ -20,31 +20,15 @@ export type VaultWebhookConfigRow = {
 };
 
 export function viewVaultWebhookConfig(row: VaultWebhookConfigRow, opts: { revealSecret?: boolean } = {}) {
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events,
-    isActive: row.is_active,
-    secret: opts.revealSecret ? row.secret : maskSecret(row.secret),
-    createdAt: row.created_at.getTime(),
-    updatedAt: row.updated_at.getTime(),
-  };
+  return { ...viewWebhookTarget(row, opts), createdAt: row.created_at.getTime(), updatedAt: row.updated_at.getTime() };
 }
 
 export type VaultWebhookInput = { url: string; events: string[]; isActive?: boolean };
 
-/** `{url, events, isActive?}`: HTTPS, public unless allowed, events among deposit.completed, deposit.failed, deposit.*. */
-export async function validateVaultWebhookInput(raw: unknown, opts: { allowPrivate: boolean }): Promise<{ ok: true; input: VaultWebhookInput } | { ok: false; error: string }> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, error: "Body must be a JSON object" };
-  const body = raw as Record<string, unknown>;
-  const url = parseWebhookUrl(body.url);
-  if (!url.ok) return url;
-  const target = await checkWebhookTarget(url.url, opts);
-  if (!target.ok) return target;
-  const events = parseEventList(body.events ?? ["deposit.*"], VAULT_SUBSCRIPTIONS);
-  if (!events.ok) return events;
-  if (body.isActive !== undefined && typeof body.isActive !== "boolean") return { ok: false, error: "isActive must be a boolean" };
-  return { ok: true, input: { url: url.url.href, events: events.events, isActive: body.isActive as boolean | undefined } };
+/** `{url, events, isActive?}`: HTTPS, public unless allowed, events among deposit.completed, deposit.failed, deposit.* (default). Throws Invalid. */
+export async function validateVaultWebhookInput(raw: unknown, opts: { allowPrivate: boolean }): Promise<VaultWebhookInput> {
+  const { url, events, isActive } = await validateWebhookFields(raw, { ...opts, allowed: VAULT_SUBSCRIPTIONS, defaultEvents: ["deposit.*"] });
+  return { url, events: events!, isActive };
 }
 
 export async function getVaultWebhookConfig(db: Db, merchantId: string): Promise<VaultWebhookConfigRow | null> {

@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { executeGraphql } from "../../api/graphql/execute.js";
 import { MAX_DOCUMENT_BYTES } from "../../api/graphql/limits.js";
 import { schema } from "../../api/graphql/schema.js";
-import { createApiKey, createTerminal } from "../../modules/merchants/merchants.js";
+import { createApiKey } from "../../modules/merchants/merchants.js";
+import { createTerminal } from "../../modules/terminals/terminals.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // The merchant GraphQL API (/api/graphql) against the REST API it mirrors: the same payments, the

@@ -1,0 +1,58 @@
+import type { AppDeps, Merchant } from "../../core/deps.js";
+import { NotFound, Unauthorized } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
+import { hashApiKey } from "./api-keys.js";
+import { merchantIdForSession } from "./sessions.js";
+
+/**
+ * Who calls an operation: the holder of an API key (REST, GraphQL), a dashboard session (GET
+ * /v1/payments also takes its cookie), or the operator acting for a merchant (CLI).
+ */
+export type Caller = { apiKey: string | undefined } | { session: string | undefined } | { merchantId: string };
+
+type AuthDeps = Pick<AppDeps, "db" | "now">;
+
+type MerchantRow = { id: string; name: string; merchant_type: string; platform_fee_bps: number; promo_used: number };
+const MERCHANT_COLUMNS = "id, name, merchant_type, platform_fee_bps, promo_used";
+const toMerchant = (r: MerchantRow): Merchant => ({ id: r.id, name: r.name, merchantType: r.merchant_type, platformFeeBps: r.platform_fee_bps, promoUsed: r.promo_used });
+
+/** The merchant of an `x-api-key` (and the key's last use recorded); null for a missing, unknown or revoked key. */
+export async function merchantForKey(deps: Pick<AppDeps, "db">, key: string | undefined): Promise<Merchant | null> {
+  if (!key) return null;
+  const { rows } = await deps.db.pool.query<MerchantRow>(
+    `UPDATE api_keys k SET last_used_at = now()
+       FROM merchants m
+      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND m.id = k.merchant_id
+      RETURNING m.id, m.name, m.merchant_type, m.platform_fee_bps, m.promo_used`,
+    [hashApiKey(key)],
+  );
+  return rows[0] ? toMerchant(rows[0]) : null;
+}
+
+async function merchantById(deps: Pick<AppDeps, "db">, id: string | null): Promise<Merchant | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await deps.db.pool.query<MerchantRow>(`SELECT ${MERCHANT_COLUMNS} FROM merchants WHERE id = $1`, [id]);
+  return rows[0] ? toMerchant(rows[0]) : null;
+}
+
+// A caller object is looked up once: GraphQL hands the same one to every field of a request.
+const lookups = new WeakMap<Caller, Promise<Merchant | null>>();
+
+/** The merchant behind `caller`, or null. */
+export function findMerchant(deps: AuthDeps, caller: Caller): Promise<Merchant | null> {
+  let found = lookups.get(caller);
+  if (!found) {
+    if ("apiKey" in caller) found = merchantForKey(deps, caller.apiKey);
+    else if ("session" in caller) found = merchantIdForSession(deps.db, caller.session, deps.now()).then((id) => merchantById(deps, id));
+    else found = merchantById(deps, caller.merchantId);
+    lookups.set(caller, found);
+  }
+  return found;
+}
+
+/** The merchant behind `caller`; throws Unauthorized (NotFound for a merchant id the operator named). */
+export async function authenticate(deps: AuthDeps, caller: Caller): Promise<Merchant> {
+  const merchant = await findMerchant(deps, caller);
+  if (merchant) return merchant;
+  throw "merchantId" in caller ? new NotFound("Merchant not found") : new Unauthorized();
+}
