@@ -8,7 +8,19 @@ const FOUNDATION = ["core", "db", "chains", "abis"];
 const layer = (from, to) => ({ from: { element: { type: from } }, allow: { to: { element: { types: { anyOf: to } } } } });
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".data/**", ".ponder/**", ".scratch/**", "generated/**", "coverage/**", "test/output/**", "**/*.js", "!eslint.config.js"] },
+  {
+    ignores: [
+      "node_modules/**",
+      ".data/**",
+      ".ponder/**",
+      ".scratch/**",
+      "generated/**",
+      "coverage/**",
+      "test/output/**",
+      "**/*.js",
+      "!eslint.config.js",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -47,7 +59,10 @@ export default tseslint.config(
           ],
         },
       ],
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true },
+      ],
       "no-empty": ["error", { allowEmptyCatch: true }],
       "@typescript-eslint/no-non-null-assertion": "off",
       "@typescript-eslint/no-explicit-any": "error",

@@ -25,14 +25,14 @@ export default createConfig({
     Token: {
       abi: erc20Abi,
       chain: Object.fromEntries(
-        chains.filter((c) => c.tokens.length > 0).map((c) => [c.key, { address: c.tokens.map((t) => t.address), startBlock: c.startBlock }]),
+        chains
+          .filter((c) => c.tokens.length > 0)
+          .map((c) => [c.key, { address: c.tokens.map((t) => t.address), startBlock: c.startBlock }]),
       ),
     },
     WalletFactory: {
       abi: walletFactoryAbi,
-      chain: Object.fromEntries(
-        chains.filter((c) => c.factory).map((c) => [c.key, { address: c.factory!, startBlock: c.startBlock }]),
-      ),
+      chain: Object.fromEntries(chains.filter((c) => c.factory).map((c) => [c.key, { address: c.factory!, startBlock: c.startBlock }])),
     },
   },
 });

@@ -2,7 +2,11 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { AppDeps } from "../core/deps.js";
 import { createApp } from "./app.js";
 
-export function startApiServer(deps: AppDeps, port = deps.config.PORT, hostname = deps.config.HOST): Promise<{ server: ServerType; port: number; close(): Promise<void> }> {
+export function startApiServer(
+  deps: AppDeps,
+  port = deps.config.PORT,
+  hostname = deps.config.HOST,
+): Promise<{ server: ServerType; port: number; close(): Promise<void> }> {
   const app = createApp(deps);
   return new Promise((resolve) => {
     const server = serve({ fetch: app.fetch, port, hostname }, (info) => {

@@ -39,23 +39,45 @@ for (let i = 0; i < N; i++) {
   const res = await fetch(`http://127.0.0.1:${api.port}/api/payments`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": key },
-    body: JSON.stringify({ merchant: privateKeyToAccount(generatePrivateKey()).address, chainId: String(CHAIN_ID), token: usdt.address, amount: "1", gasless: true, orderId: `bench-${i}` }),
+    body: JSON.stringify({
+      merchant: privateKeyToAccount(generatePrivateKey()).address,
+      chainId: String(CHAIN_ID),
+      token: usdt.address,
+      amount: "1",
+      gasless: true,
+      orderId: `bench-${i}`,
+    }),
   });
   const id = ((await res.json()) as { url: string }).url.split("/pay/")[1]!;
   const { recipient_address: to } = await q(`SELECT recipient_address FROM payments WHERE id = $1`, [id]);
   const payer = privateKeyToAccount(generatePrivateKey());
   await pub.request({ method: "anvil_setBalance" as any, params: [payer.address, `0x${parseEther("10").toString(16)}`] as any });
   const wallet = createWalletClient({ chain: viemChain(chain), transport: http(chain.rpcUrl), account: payer });
-  await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: usdt.address, abi: testTokenAbi, functionName: "mint", args: [payer.address, parseUnits("1", 6)] }), pollingInterval: 20 });
-  const hash = await wallet.writeContract({ address: usdt.address, abi: testTokenAbi, functionName: "transfer", args: [to as Address, parseUnits("1", 6)] });
+  await pub.waitForTransactionReceipt({
+    hash: await wallet.writeContract({
+      address: usdt.address,
+      abi: testTokenAbi,
+      functionName: "mint",
+      args: [payer.address, parseUnits("1", 6)],
+    }),
+    pollingInterval: 20,
+  });
+  const hash = await wallet.writeContract({
+    address: usdt.address,
+    abi: testTokenAbi,
+    functionName: "transfer",
+    args: [to as Address, parseUnits("1", 6)],
+  });
   const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   const block = await pub.getBlock({ blockNumber: receipt.blockNumber });
   // Anvil stamps whole seconds; the moment we saw the receipt is the sharper start.
   const t0 = Date.now();
-  let tIndexed = 0, tPaid = 0;
+  let tIndexed = 0,
+    tPaid = 0;
   for (;;) {
     const now = Date.now();
-    if (!tIndexed && (await deps.db.orm.select({ id: transfer.id }).from(transfer).where(eq(transfer.transactionHash, hash))).length) tIndexed = now;
+    if (!tIndexed && (await deps.db.orm.select({ id: transfer.id }).from(transfer).where(eq(transfer.transactionHash, hash))).length)
+      tIndexed = now;
     const p = await q(`SELECT status, paid_at FROM payments WHERE id = $1`, [id]);
     if (!tPaid && p.paid_at) tPaid = p.paid_at.getTime();
     if (p.status === "completed") {
@@ -71,9 +93,13 @@ for (let i = 0; i < N; i++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))]!;
-console.log(`payments: ${N} (chain ${CHAIN_ID}, 0.5 s blocks, Ponder polling 200 ms, detector every 200 ms on indexed-block change, settler every 250 ms)`);
+console.log(
+  `payments: ${N} (chain ${CHAIN_ID}, 0.5 s blocks, Ponder polling 200 ms, detector every 200 ms on indexed-block change, settler every 250 ms)`,
+);
 console.log(`baseline  block -> indexed transfer row: median ${median(indexed)} ms, p90 ${p90(indexed)} ms`);
-console.log(`          block -> paid in the API:      median ${median(paid)} ms, p90 ${p90(paid)} ms  (ratio to baseline ${(median(paid) / Math.max(1, median(indexed))).toFixed(2)})`);
+console.log(
+  `          block -> paid in the API:      median ${median(paid)} ms, p90 ${p90(paid)} ms  (ratio to baseline ${(median(paid) / Math.max(1, median(indexed))).toFixed(2)})`,
+);
 console.log(`          block -> completed (swept):    median ${median(completed)} ms, p90 ${p90(completed)} ms`);
 await processors.stop();
 await api.close();

@@ -22,7 +22,9 @@ import { webhookHeaders } from "../modules/webhooks/sign.js";
 import { startEmbeddedPostgres } from "../local/postgres.js";
 import { selfSignedCert } from "../test/webhooks/helpers/tls.js";
 
-const { values } = parseArgs({ options: { n: { type: "string" }, concurrency: { type: "string" }, replicas: { type: "string" }, rounds: { type: "string" } } });
+const { values } = parseArgs({
+  options: { n: { type: "string" }, concurrency: { type: "string" }, replicas: { type: "string" }, rounds: { type: "string" } },
+});
 const N = Number(values.n ?? 5000);
 const CONCURRENCY = Number(values.concurrency ?? 16);
 const REPLICAS = Number(values.replicas ?? 1);
@@ -40,7 +42,10 @@ process.on("message", () => process.send({ n }));
 `;
 
 async function startReceiver(tls: { key: string; cert: string }) {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", RECEIVER], { env: { ...process.env, KEY: tls.key, CERT: tls.cert }, stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const child = spawn(process.execPath, ["--input-type=module", "-e", RECEIVER], {
+    env: { ...process.env, KEY: tls.key, CERT: tls.cert },
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once("data", (d) => resolve(JSON.parse(String(d)).port));
     child.once("exit", (c) => reject(new Error(`receiver exited (${c})`)));
@@ -80,9 +85,19 @@ async function main() {
     const secret = cfg.row.secret!;
 
     const payload = (paymentId: string) => ({
-      event: "payment.completed", paymentId, orderId: `order-${paymentId.slice(0, 8)}`, merchant: "0x1111111111111111111111111111111111111111",
-      recipientAddress: "0x2222222222222222222222222222222222222222", amount: "12.5", token: "0x3333333333333333333333333333333333333333",
-      chainId: 137, status: "completed", timestamp: Date.now(), transactionHash: `0x${"ab".repeat(32)}`, receivedAmount: "12.5", terminal: null,
+      event: "payment.completed",
+      paymentId,
+      orderId: `order-${paymentId.slice(0, 8)}`,
+      merchant: "0x1111111111111111111111111111111111111111",
+      recipientAddress: "0x2222222222222222222222222222222222222222",
+      amount: "12.5",
+      token: "0x3333333333333333333333333333333333333333",
+      chainId: 137,
+      status: "completed",
+      timestamp: Date.now(),
+      transactionHash: `0x${"ab".repeat(32)}`,
+      receivedAmount: "12.5",
+      terminal: null,
     });
 
     // Baseline: signed POSTs with undici under the same concurrency bound, no database.
@@ -94,7 +109,18 @@ async function main() {
         void q.add(async () => {
           const id = randomUUID();
           const body = JSON.stringify(payload(id));
-          const res = await request(receiver.url, { method: "POST", body, dispatcher: agent, headers: webhookHeaders({ scheme: "payment", id, timestampSeconds: Math.floor(Date.now() / 1000), rawBody: body, signingKey: secret }) });
+          const res = await request(receiver.url, {
+            method: "POST",
+            body,
+            dispatcher: agent,
+            headers: webhookHeaders({
+              scheme: "payment",
+              id,
+              timestampSeconds: Math.floor(Date.now() / 1000),
+              rawBody: body,
+              signingKey: secret,
+            }),
+          });
           await res.body.text();
           if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
         });
@@ -108,7 +134,13 @@ async function main() {
         await withTransaction(deps.db, async (client) => {
           for (let j = i; j < Math.min(count, i + 500); j++) {
             const id = randomUUID();
-            await enqueuePaymentWebhook(client, { merchantId: merchant.id, paymentId: id, event: "payment.completed", payload: payload(id), dedupeKey: `bench:${id}` });
+            await enqueuePaymentWebhook(client, {
+              merchantId: merchant.id,
+              paymentId: id,
+              event: "payment.completed",
+              payload: payload(id),
+              dedupeKey: `bench:${id}`,
+            });
           }
         });
       return performance.now() - t0;
@@ -144,7 +176,9 @@ async function main() {
       rawRates.push((N / rawMs) * 1000);
       outboxRates.push((N / d.ms) * 1000);
       e2eRates.push((N / (enqueueMs + d.ms)) * 1000);
-      console.log(`  round ${round + 1}: raw ${fmt(rawRates.at(-1)!)}/s  outbox ${fmt(outboxRates.at(-1)!)}/s  enqueue+dispatch ${fmt(e2eRates.at(-1)!)}/s`);
+      console.log(
+        `  round ${round + 1}: raw ${fmt(rawRates.at(-1)!)}/s  outbox ${fmt(outboxRates.at(-1)!)}/s  enqueue+dispatch ${fmt(e2eRates.at(-1)!)}/s`,
+      );
     }
     const received = (await receiver.count()) - before;
     const { rows } = await deps.db.pool.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'success'`);
@@ -154,7 +188,9 @@ async function main() {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const rawRate = median(rawRates);
     const outboxRate = median(outboxRates);
-    console.log(`webhook throughput: ${N} deliveries x ${ROUNDS} rounds, concurrency ${CONCURRENCY}, ${REPLICAS} dispatcher replica(s), local HTTPS receiver (medians)`);
+    console.log(
+      `webhook throughput: ${N} deliveries x ${ROUNDS} rounds, concurrency ${CONCURRENCY}, ${REPLICAS} dispatcher replica(s), local HTTPS receiver (medians)`,
+    );
     console.log(`  baseline raw undici POSTs     ${fmt(rawRate)} deliveries/s`);
     console.log(`  outbox dispatcher             ${fmt(outboxRate)} deliveries/s`);
     console.log(`  enqueue + dispatch            ${fmt(median(e2eRates))} deliveries/s`);

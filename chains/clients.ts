@@ -14,6 +14,9 @@ export function viemChain(c: ActiveChain): Chain {
 
 export function publicClients(chains: ActiveChain[]): Map<number, PublicClient> {
   return new Map(
-    chains.map((c) => [c.chainId, createPublicClient({ chain: viemChain(c), transport: http(c.rpcUrl, { retryCount: 2, timeout: 10_000 }) }) as PublicClient]),
+    chains.map((c) => [
+      c.chainId,
+      createPublicClient({ chain: viemChain(c), transport: http(c.rpcUrl, { retryCount: 2, timeout: 10_000 }) }) as PublicClient,
+    ]),
   );
 }

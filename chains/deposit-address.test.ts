@@ -19,8 +19,13 @@ describe("salts", () => {
 
   it("are distinct across ids and domains", () => {
     const all = [
-      paymentSalt("a"), paymentSalt("b"), gasTankSalt("a"), gasTankSalt("b"),
-      vaultSalt("a", payout), vaultSalt("b", payout), vaultSalt("a", other),
+      paymentSalt("a"),
+      paymentSalt("b"),
+      gasTankSalt("a"),
+      gasTankSalt("b"),
+      vaultSalt("a", payout),
+      vaultSalt("b", payout),
+      vaultSalt("a", other),
     ];
     expect(new Set(all).size).toBe(all.length);
   });
@@ -40,7 +45,9 @@ describe("computeWalletAddress", () => {
     expect(computeWalletAddress({ factory, implementation: impl, salt: paymentSalt("p"), payout })).toBe(a);
     // The implementation defaults to the factory's first CREATE; lowercase inputs give the same address.
     expect(computeWalletAddress({ factory, salt: paymentSalt("p"), payout })).toBe(a);
-    expect(computeWalletAddress({ factory: factory.toLowerCase() as Address, salt: paymentSalt("p"), payout: payout.toLowerCase() as Address })).toBe(a);
+    expect(
+      computeWalletAddress({ factory: factory.toLowerCase() as Address, salt: paymentSalt("p"), payout: payout.toLowerCase() as Address }),
+    ).toBe(a);
   });
 
   it("changes with salt, payout, factory and implementation", () => {

@@ -11,7 +11,12 @@ describe("registry: the spec's networks and tokens", () => {
   });
 
   it("lists each chain's tokens with the spec's decimals", () => {
-    const table = Object.fromEntries(CHAINS.map((c) => [c.chainId, [c.native && `${c.native.symbol}:18`, ...c.tokens.map((t) => `${t.symbol}:${t.decimals}`)].filter(Boolean)]));
+    const table = Object.fromEntries(
+      CHAINS.map((c) => [
+        c.chainId,
+        [c.native && `${c.native.symbol}:18`, ...c.tokens.map((t) => `${t.symbol}:${t.decimals}`)].filter(Boolean),
+      ]),
+    );
     expect(table).toEqual({
       1: ["ETH:18", "USDT:6", "USDC:6", "CPAY:18"],
       137: ["MATIC:18", "USDT0:6", "USDC:6"],
@@ -26,7 +31,11 @@ describe("registry: the spec's networks and tokens", () => {
 
   it("prices USDT0 as USDT on the oracle and covers only 1, 137, 56, 8453 in the price index", () => {
     expect(chainInfo(137)!.tokens.find((t) => t.symbol === "USDT0")!.oracleSymbol).toBe("USDT");
-    expect(CHAINS.filter((c) => c.priceIndexed).map((c) => c.chainId).sort((a, b) => a - b)).toEqual([1, 56, 137, 8453]);
+    expect(
+      CHAINS.filter((c) => c.priceIndexed)
+        .map((c) => c.chainId)
+        .sort((a, b) => a - b),
+    ).toEqual([1, 56, 137, 8453]);
   });
 });
 
@@ -47,7 +56,12 @@ describe("runtime: which chains this process serves", () => {
       file,
       JSON.stringify({
         chains: {
-          "777177": { chainId: 777177, factory: "0x1000000000000000000000000000000000000001", tokens: { USDT: "0x2000000000000000000000000000000000000002", USDC: "0x3000000000000000000000000000000000000003" }, startBlock: 7 },
+          "777177": {
+            chainId: 777177,
+            factory: "0x1000000000000000000000000000000000000001",
+            tokens: { USDT: "0x2000000000000000000000000000000000000002", USDC: "0x3000000000000000000000000000000000000003" },
+            startBlock: 7,
+          },
         },
       }),
     );

@@ -55,7 +55,12 @@ export const SERVICE_TOKEN_SYMBOL = "CPAY";
 
 export const CHAINS: readonly ChainInfo[] = [
   {
-    chainId: 1, name: "Ethereum", key: "ethereum", testnet: false, priceIndexed: true, finalityBlocks: 65,
+    chainId: 1,
+    name: "Ethereum",
+    key: "ethereum",
+    testnet: false,
+    priceIndexed: true,
+    finalityBlocks: 65,
     priceIndexIds: { platform: "ethereum", nativeCoin: "ethereum" },
     native: native("ETH"),
     tokens: [
@@ -65,7 +70,12 @@ export const CHAINS: readonly ChainInfo[] = [
     ],
   },
   {
-    chainId: 137, name: "Polygon", key: "polygon", testnet: false, priceIndexed: true, finalityBlocks: 200,
+    chainId: 137,
+    name: "Polygon",
+    key: "polygon",
+    testnet: false,
+    priceIndexed: true,
+    finalityBlocks: 200,
     priceIndexIds: { platform: "polygon-pos", nativeCoin: "polygon-ecosystem-token" },
     native: native("MATIC"),
     tokens: [
@@ -74,7 +84,12 @@ export const CHAINS: readonly ChainInfo[] = [
     ],
   },
   {
-    chainId: 56, name: "BNB Smart Chain", key: "bsc", testnet: false, priceIndexed: true, finalityBlocks: 30,
+    chainId: 56,
+    name: "BNB Smart Chain",
+    key: "bsc",
+    testnet: false,
+    priceIndexed: true,
+    finalityBlocks: 30,
     priceIndexIds: { platform: "binance-smart-chain", nativeCoin: "binancecoin" },
     native: native("BNB"),
     tokens: [
@@ -85,13 +100,23 @@ export const CHAINS: readonly ChainInfo[] = [
     ],
   },
   {
-    chainId: 8453, name: "Base", key: "base", testnet: false, priceIndexed: true, finalityBlocks: 30,
+    chainId: 8453,
+    name: "Base",
+    key: "base",
+    testnet: false,
+    priceIndexed: true,
+    finalityBlocks: 30,
     priceIndexIds: { platform: "base", nativeCoin: "ethereum" },
     native: native("ETH"),
     tokens: [stable("USDC", 6, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")],
   },
   {
-    chainId: 42161, name: "Arbitrum One", key: "arbitrum", testnet: false, priceIndexed: false, finalityBlocks: 240,
+    chainId: 42161,
+    name: "Arbitrum One",
+    key: "arbitrum",
+    testnet: false,
+    priceIndexed: false,
+    finalityBlocks: 240,
     native: native("ETH"),
     tokens: [
       stable("USDT", 6, "0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9"),
@@ -99,16 +124,31 @@ export const CHAINS: readonly ChainInfo[] = [
     ],
   },
   {
-    chainId: 777178, name: "Service Chain", key: "service", testnet: false, priceIndexed: false, finalityBlocks: 30,
+    chainId: 777178,
+    name: "Service Chain",
+    key: "service",
+    testnet: false,
+    priceIndexed: false,
+    finalityBlocks: 30,
     tokens: [stable("USDT", 6), stable("USDC", 6)],
   },
   {
-    chainId: 11155111, name: "Sepolia", key: "sepolia", testnet: true, priceIndexed: false, finalityBlocks: 30,
+    chainId: 11155111,
+    name: "Sepolia",
+    key: "sepolia",
+    testnet: true,
+    priceIndexed: false,
+    finalityBlocks: 30,
     native: native("ETH"),
     tokens: [stable("USDT", 6), stable("USDC", 6, "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238")],
   },
   {
-    chainId: 777177, name: "Service Chain Testnet", key: "serviceTestnet", testnet: true, priceIndexed: false, finalityBlocks: 30,
+    chainId: 777177,
+    name: "Service Chain Testnet",
+    key: "serviceTestnet",
+    testnet: true,
+    priceIndexed: false,
+    finalityBlocks: 30,
     tokens: [stable("USDT", 6), stable("USDC", 6)],
   },
 ];

@@ -25,6 +25,10 @@ const schema = z.object({
   TREASURY_ADDRESS: z.string().optional(),
   /** Blocks deep a Gas Tank deposit must be before it is credited. */
   GAS_TANK_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(3),
+  /** How often the detector looks for a newly indexed block (ms). */
+  DETECTOR_INTERVAL_MS: z.coerce.number().int().positive().default(200),
+  /** Pause between settler passes (ms). */
+  SETTLER_INTERVAL_MS: z.coerce.number().int().positive().default(250),
   /** Base URL of the price index provider's HTTP API. */
   PRICE_API_URL: z.string().optional(),
   PRICE_API_KEY: z.string().optional(),
@@ -41,7 +45,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = schema.parse(env);
   const baseUrl = c.BASE_URL ?? `http://${c.HOST}:${c.PORT}/api`;
   const appUrl = c.APP_URL ?? baseUrl.replace(/\/api$/, "");
-  if (c.NODE_ENV === "production" && c.HASH_SECRET === DEV_HASH_SECRET)
-    throw new Error("HASH_SECRET must be set in production");
+  if (c.NODE_ENV === "production" && c.HASH_SECRET === DEV_HASH_SECRET) throw new Error("HASH_SECRET must be set in production");
   return { ...c, baseUrl, appUrl };
 }

@@ -19,7 +19,6 @@ export type AppDeps = {
 
 export type Merchant = { id: string; name: string; merchantType: string; platformFeeBps: number; promoUsed: number };
 
-
 /** Builds the dependencies of the API and processors from the environment. */
 export function createDeps(opts: { env?: Record<string, string | undefined>; config?: Config; now?: () => number } = {}): AppDeps {
   const env = opts.env ?? process.env;

@@ -69,7 +69,13 @@ describe("formatAmount", () => {
   });
 
   it("round-trips with parseAmount", () => {
-    for (const [s, d] of [["0.000012345678901234", 18], ["1", 6], ["999999999999.999999", 6], ["0.1", 1], [MAX_UINT256.toString(), 0]] as const) {
+    for (const [s, d] of [
+      ["0.000012345678901234", 18],
+      ["1", 6],
+      ["999999999999.999999", 6],
+      ["0.1", 1],
+      [MAX_UINT256.toString(), 0],
+    ] as const) {
       expect(formatAmount(parseAmount(s, d), d)).toBe(s);
     }
   });

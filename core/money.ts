@@ -46,7 +46,8 @@ export function parseAmount(decimal: string, decimals: number): bigint {
   checkDecimals(decimals);
   if (typeof decimal !== "string") throw new InvalidAmountError("amount must be a string");
   const m = DECIMAL_RE.exec(decimal);
-  if (!m || (m[1] === "" && (m[2] === undefined || m[2] === ""))) throw new InvalidAmountError(`not a decimal number: ${JSON.stringify(decimal)}`);
+  if (!m || (m[1] === "" && (m[2] === undefined || m[2] === "")))
+    throw new InvalidAmountError(`not a decimal number: ${JSON.stringify(decimal)}`);
   const whole = m[1] || "0";
   // uint256 has 78 digits: refuse longer integer parts before building a huge bigint.
   if (whole.replace(/^0+/, "").length > 78) throw new InvalidAmountError("amount too large");

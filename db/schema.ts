@@ -39,7 +39,9 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
     name: text("name").notNull().default("default"),
     /** First characters, shown to tell keys apart. */
     prefix: text("prefix").notNull(),
@@ -54,7 +56,9 @@ export const apiKeys = pgTable(
 
 export const sessions = pgTable("sessions", {
   id: uuid("id").primaryKey().defaultRandom(),
-  merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+  merchantId: uuid("merchant_id")
+    .notNull()
+    .references(() => merchants.id),
   tokenHash: text("token_hash").notNull().unique(),
   createdAt: ts("created_at").notNull().defaultNow(),
   expiresAt: ts("expires_at").notNull(),
@@ -64,20 +68,28 @@ export const terminals = pgTable(
   "terminals",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
     code: text("code").notNull(),
     name: text("name").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
     deletedAt: ts("deleted_at"),
   },
-  (t) => [uniqueIndex("terminals_merchant_code_idx").on(t.merchantId, t.code).where(sql`deleted_at is null`)],
+  (t) => [
+    uniqueIndex("terminals_merchant_code_idx")
+      .on(t.merchantId, t.code)
+      .where(sql`deleted_at is null`),
+  ],
 );
 
 export const payments = pgTable(
   "payments",
   {
     id: uuid("id").primaryKey(),
-    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
     orderId: text("order_id").notNull(),
     description: text("description"),
     status: text("status").notNull().default("pending"),
@@ -137,7 +149,9 @@ export const paymentEvents = pgTable(
   "payment_events",
   {
     id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    paymentId: uuid("payment_id").notNull().references(() => payments.id),
+    paymentId: uuid("payment_id")
+      .notNull()
+      .references(() => payments.id),
     fromStatus: text("from_status"),
     toStatus: text("to_status").notNull(),
     reason: text("reason"),
@@ -152,7 +166,9 @@ export const ledgerEntries = pgTable(
   "ledger_entries",
   {
     id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
     kind: text("kind").notNull(), // gas_tank_deposit | settlement_fee | adjustment
     amountMicros: numeric("amount_micros", { precision: 78, scale: 0 }).notNull(),
     paymentId: uuid("payment_id").references(() => payments.id),
@@ -202,7 +218,10 @@ export const signerNonces = pgTable(
 
 export const webhookConfigs = pgTable("webhook_configs", {
   id: uuid("id").primaryKey().defaultRandom(),
-  merchantId: uuid("merchant_id").notNull().unique().references(() => merchants.id),
+  merchantId: uuid("merchant_id")
+    .notNull()
+    .unique()
+    .references(() => merchants.id),
   url: text("url").notNull(),
   events: text("events").array().notNull(),
   isActive: boolean("is_active").notNull().default(true),
@@ -223,7 +242,9 @@ export const webhookDeliveries = pgTable(
   "webhook_deliveries",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
     /** `payment` (X-Signature) or `vault` (X-Webhook-Signature). */
     kind: text("kind").notNull().default("payment"),
     event: text("event").notNull(),
@@ -252,7 +273,9 @@ export const webhookDeliveries = pgTable(
     deliveredAt: ts("delivered_at"),
   },
   (t) => [
-    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    index("webhook_deliveries_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
     index("webhook_deliveries_merchant_idx").on(t.merchantId, t.createdAt.desc()),
     index("webhook_deliveries_payment_idx").on(t.paymentId),
   ],
@@ -266,7 +289,10 @@ export const webhookDeliveries = pgTable(
  */
 export const vaultWebhookConfigs = pgTable("vault_webhook_configs", {
   id: uuid("id").primaryKey().defaultRandom(),
-  merchantId: uuid("merchant_id").notNull().unique().references(() => merchants.id),
+  merchantId: uuid("merchant_id")
+    .notNull()
+    .unique()
+    .references(() => merchants.id),
   url: text("url").notNull(),
   events: text("events").array().notNull(),
   secret: text("secret"),
@@ -280,7 +306,9 @@ export const webhookAttempts = pgTable(
   "webhook_attempts",
   {
     id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    deliveryId: uuid("delivery_id").notNull().references(() => webhookDeliveries.id),
+    deliveryId: uuid("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id),
     attempt: integer("attempt").notNull(),
     url: text("url").notNull(),
     httpStatus: integer("http_status"),
@@ -305,11 +333,16 @@ export const gasTankAddresses = pgTable(
   {
     chainId: integer("chain_id").notNull(),
     address: text("address").notNull(),
-    merchantId: uuid("merchant_id").notNull().references(() => merchants.id),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
     salt: text("salt").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("gas_tank_addresses_chain_address_idx").on(t.chainId, t.address), uniqueIndex("gas_tank_addresses_merchant_chain_idx").on(t.merchantId, t.chainId)],
+  (t) => [
+    uniqueIndex("gas_tank_addresses_chain_address_idx").on(t.chainId, t.address),
+    uniqueIndex("gas_tank_addresses_merchant_chain_idx").on(t.merchantId, t.chainId),
+  ],
 );
 
 /** Fixed-window request counters shared by every API replica (api/middleware/rate-limit.ts). */

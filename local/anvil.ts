@@ -32,14 +32,20 @@ export type Anvil = { chainId: number; port: number; rpcUrl: string; process: Ch
 export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
   const port = opts.port ?? (await freePort());
   const args = [
-    "--host", "127.0.0.1",
-    "--port", String(port),
-    "--chain-id", String(opts.chainId),
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--chain-id",
+    String(opts.chainId),
     "--silent",
     // Fixed mnemonic: deterministic accounts and contract addresses on every start.
-    "--mnemonic", "test test test test test test test test test test test junk",
-    "--accounts", "10",
-    "--balance", "1000000",
+    "--mnemonic",
+    "test test test test test test test test test test test junk",
+    "--accounts",
+    "10",
+    "--balance",
+    "1000000",
   ];
   if (opts.blockTime && opts.blockTime > 0) args.push("--block-time", String(opts.blockTime));
   if (opts.forkUrl) args.push("--fork-url", opts.forkUrl);

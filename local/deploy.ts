@@ -9,18 +9,34 @@ import { LOCAL_ROLES } from "./accounts.js";
 
 /** USD prices the local oracle starts with (18 decimals on chain). */
 export const LOCAL_PRICES: Record<string, string> = {
-  ETH: "3000", BNB: "600", MATIC: "0.5", USDT: "1", USDC: "1", XRP: "0.5", TRX: "0.25", [SERVICE_TOKEN_SYMBOL]: "0.05",
+  ETH: "3000",
+  BNB: "600",
+  MATIC: "0.5",
+  USDT: "1",
+  USDC: "1",
+  XRP: "0.5",
+  TRX: "0.25",
+  [SERVICE_TOKEN_SYMBOL]: "0.05",
 };
 
 /**
  * Deploys the factory, oracle and the chain's registry tokens on a fresh local chain.
  * Addresses are deterministic: they follow from the deployer's nonces on a fresh chain.
  */
-export async function deployLocalChain(opts: { chainId: number; rpcUrl: string; extraTokens?: { symbol: string; decimals: number }[] }): Promise<ChainDeployment> {
+export async function deployLocalChain(opts: {
+  chainId: number;
+  rpcUrl: string;
+  extraTokens?: { symbol: string; decimals: number }[];
+}): Promise<ChainDeployment> {
   const info = chainInfo(opts.chainId);
   if (!info) throw new Error(`chain ${opts.chainId} is not in the registry`);
   const transport = http(opts.rpcUrl);
-  const chain = { id: opts.chainId, name: info.name, nativeCurrency: { name: "ETH", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [opts.rpcUrl] } } };
+  const chain = {
+    id: opts.chainId,
+    name: info.name,
+    nativeCurrency: { name: "ETH", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [opts.rpcUrl] } },
+  };
   const pub = createPublicClient({ chain, transport });
   const wallet = createWalletClient({ chain, transport, account: LOCAL_ROLES.deployer });
 
@@ -37,7 +53,10 @@ export async function deployLocalChain(opts: { chainId: number; rpcUrl: string; 
     sent.push({ what, hash: await wallet.writeContract({ address, abi, functionName, args, nonce: nonce++, gas: 1_000_000n } as any) });
   };
 
-  const factory = await deploy("WalletFactory", walletFactoryAbi as Abi, walletFactoryBytecode, [LOCAL_ROLES.deployer.address, LOCAL_ROLES.settler.address]);
+  const factory = await deploy("WalletFactory", walletFactoryAbi as Abi, walletFactoryBytecode, [
+    LOCAL_ROLES.deployer.address,
+    LOCAL_ROLES.settler.address,
+  ]);
   const oracle = await deploy("PriceOracle", priceOracleAbi as Abi, priceOracleBytecode, [LOCAL_ROLES.deployer.address]);
   const tokens: Record<string, Address> = {};
   for (const t of [...info.tokens, ...(opts.extraTokens ?? [])]) {
@@ -56,7 +75,11 @@ export async function deployLocalChain(opts: { chainId: number; rpcUrl: string; 
   }
   let implementation: Address | undefined;
   if ((walletFactoryAbi as Abi).some((x) => x.type === "function" && x.name === "implementation")) {
-    implementation = (await pub.readContract({ address: factory, abi: walletFactoryAbi as Abi, functionName: "implementation" })) as Address;
+    implementation = (await pub.readContract({
+      address: factory,
+      abi: walletFactoryAbi as Abi,
+      functionName: "implementation",
+    })) as Address;
   }
   const startBlock = Number(await pub.getBlockNumber());
   return { chainId: opts.chainId, factory, implementation, oracle, tokens, startBlock };

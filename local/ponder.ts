@@ -7,7 +7,14 @@ import { freePort } from "./ports.js";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 
-export type PonderProcess = { url: string; port: number; schema: string; process: ChildProcess; waitReady(timeoutMs?: number): Promise<void>; stop(): Promise<void> };
+export type PonderProcess = {
+  url: string;
+  port: number;
+  schema: string;
+  process: ChildProcess;
+  waitReady(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+};
 
 /**
  * A Ponder schema can only be reused by the same build (config + indexing code + chains), so
@@ -39,7 +46,14 @@ export async function startPonder(opts: {
     {
       cwd: ROOT,
       // PORT too: Ponder reads it, and the service's own PORT would send Ponder elsewhere.
-      env: { ...process.env, ...opts.env, PORT: String(port), PONDER_TELEMETRY_DISABLED: "true", PONDER_LOG_LEVEL: process.env.PONDER_LOG_LEVEL ?? "warn", NODE_ENV: "production" },
+      env: {
+        ...process.env,
+        ...opts.env,
+        PORT: String(port),
+        PONDER_TELEMETRY_DISABLED: "true",
+        PONDER_LOG_LEVEL: process.env.PONDER_LOG_LEVEL ?? "warn",
+        NODE_ENV: "production",
+      },
       stdio: ["ignore", out, out],
     },
   );
@@ -53,7 +67,8 @@ export async function startPonder(opts: {
     async waitReady(timeoutMs = 120_000) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        if (child.exitCode !== null) throw new Error(`ponder exited with code ${child.exitCode}${opts.logFile ? ` (see ${opts.logFile})` : ""}`);
+        if (child.exitCode !== null)
+          throw new Error(`ponder exited with code ${child.exitCode}${opts.logFile ? ` (see ${opts.logFile})` : ""}`);
         const res = await fetch(`${url}/ready`).catch(() => null);
         if (res?.status === 200) return;
         await new Promise((r) => setTimeout(r, 200));

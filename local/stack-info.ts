@@ -3,7 +3,13 @@ import path from "node:path";
 import { isAlive } from "./child.js";
 
 /** What the running local stack publishes for the CLI and scripts (.data/stack.json). */
-export type StackInfo = { databaseUrl: string; apiUrl: string; ponderUrl: string; chains: { chainId: number; rpcUrl: string }[]; pid: number };
+export type StackInfo = {
+  databaseUrl: string;
+  apiUrl: string;
+  ponderUrl: string;
+  chains: { chainId: number; rpcUrl: string }[];
+  pid: number;
+};
 
 export const DATA_DIR = path.resolve(process.env.CHAINPAY_DATA_DIR ?? ".data");
 const file = () => path.join(DATA_DIR, "stack.json");

@@ -95,7 +95,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const chainKey = (
         await Promise.all(
           anvils.map(async (a) => {
-            const b = await createPublicClient({ transport: http(a.rpcUrl) }).getBlock({ blockNumber: BigInt(deployments.chains[String(a.chainId)]!.startBlock) });
+            const b = await createPublicClient({ transport: http(a.rpcUrl) }).getBlock({
+              blockNumber: BigInt(deployments.chains[String(a.chainId)]!.startBlock),
+            });
             return `${a.chainId}:${b.hash}`;
           }),
         )

@@ -17,12 +17,12 @@ async function countedHead(deps: AppDeps, chain: ActiveChain, progress: IndexerP
  * block moved, so the detector can poll often (DETECTOR_INTERVAL_MS, default 200) and notice a
  * payment within a fraction of a block.
  */
-export function detector(intervalMs = Number(process.env.DETECTOR_INTERVAL_MS ?? 200)) {
+export function detector() {
   const lastScanned = new Map<number, bigint>();
   return defineProcessor({
     name: "detector",
     needsIndexer: true,
-    intervalMs,
+    intervalMs: (deps) => deps.config.DETECTOR_INTERVAL_MS,
     async run(deps) {
       const progress = await indexerProgress(deps.db);
       for (const chain of deps.chains) {

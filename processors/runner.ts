@@ -8,7 +8,8 @@ import { indexerProgress } from "../db/indexer-status.js";
  */
 export type Processor = {
   name: string;
-  intervalMs: number;
+  /** Pause between passes (ms); a function reads it from the configuration. */
+  intervalMs: number | ((deps: AppDeps) => number);
   needsIndexer?: boolean;
   run(deps: AppDeps): Promise<void>;
   close?(): Promise<void>;
@@ -68,7 +69,7 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: (ms
       const current = pass(p);
       running.set(p.name, current);
       await current;
-      await sleep(p.intervalMs, abort.signal);
+      await sleep(typeof p.intervalMs === "function" ? p.intervalMs(deps) : p.intervalMs, abort.signal);
     }
   });
   return {

@@ -24,7 +24,7 @@ export function settler(hooks: SettlerHooks = {}) {
   return defineProcessor({
     name: "settler",
     needsIndexer: true,
-    intervalMs: Number(process.env.SETTLER_INTERVAL_MS ?? 250),
+    intervalMs: (deps) => deps.config.SETTLER_INTERVAL_MS,
     async run(deps) {
       for (const chain of deps.chains) await settleChain(deps, chain, hooks);
     },

@@ -12,7 +12,9 @@ const outDir = path.join(root, "abis");
 const CONTRACTS = ["WalletFactory", "ForwarderWallet", "PriceOracle", "TestToken", "TetherToken"];
 
 const sources = Object.fromEntries(
-  fs.readdirSync(contractsDir).filter((f) => f.endsWith(".sol"))
+  fs
+    .readdirSync(contractsDir)
+    .filter((f) => f.endsWith(".sol"))
     .map((f) => [`contracts/${f}`, { content: fs.readFileSync(path.join(contractsDir, f), "utf8") }]),
 );
 const input = {
@@ -61,14 +63,39 @@ for (const name of CONTRACTS) {
 }
 
 const erc20Abi = [
-  { type: "event", name: "Transfer", anonymous: false, inputs: [
-    { name: "from", type: "address", indexed: true }, { name: "to", type: "address", indexed: true }, { name: "value", type: "uint256", indexed: false }] },
-  { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "account", type: "address" }], outputs: [{ name: "", type: "uint256" }] },
+  {
+    type: "event",
+    name: "Transfer",
+    anonymous: false,
+    inputs: [
+      { name: "from", type: "address", indexed: true },
+      { name: "to", type: "address", indexed: true },
+      { name: "value", type: "uint256", indexed: false },
+    ],
+  },
+  {
+    type: "function",
+    name: "balanceOf",
+    stateMutability: "view",
+    inputs: [{ name: "account", type: "address" }],
+    outputs: [{ name: "", type: "uint256" }],
+  },
   { type: "function", name: "decimals", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "uint8" }] },
   { type: "function", name: "symbol", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "string" }] },
   { type: "function", name: "name", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "string" }] },
-  { type: "function", name: "transfer", stateMutability: "nonpayable", inputs: [{ name: "to", type: "address" }, { name: "value", type: "uint256" }], outputs: [{ name: "", type: "bool" }] },
+  {
+    type: "function",
+    name: "transfer",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" },
+    ],
+    outputs: [{ name: "", type: "bool" }],
+  },
 ];
-fs.writeFileSync(path.join(outDir, "erc20.ts"),
-  `${header}// Minimal standard ERC-20 ABI (tokens such as USDT on chain 1 return no bool from transfer: read logs and balances with it, send with SafeERC20-style care).\nexport const erc20Abi = ${JSON.stringify(erc20Abi, null, 2)} as const;\n`);
+fs.writeFileSync(
+  path.join(outDir, "erc20.ts"),
+  `${header}// Minimal standard ERC-20 ABI (tokens such as USDT on chain 1 return no bool from transfer: read logs and balances with it, send with SafeERC20-style care).\nexport const erc20Abi = ${JSON.stringify(erc20Abi, null, 2)} as const;\n`,
+);
 console.log(`compiled ${CONTRACTS.join(", ")} (solc ${solc.version()}) -> ${path.relative(root, outDir)}/`);

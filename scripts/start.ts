@@ -72,7 +72,13 @@ try {
   });
   log(`api         ${deps.config.baseUrl}   (health: ${deps.config.baseUrl}/health)`);
   log(`graphql     ${stack.ponder?.url}/graphql   (Ponder's chain tables; SQL over HTTP at /sql)`);
-  log(`processors  ${allProcessors().map((p) => p.name).join(", ") || "none"}`);
+  log(
+    `processors  ${
+      allProcessors()
+        .map((p) => p.name)
+        .join(", ") || "none"
+    }`,
+  );
   console.log(`\nDemo merchant API key: ${demoKey}`);
   console.log(`  curl -H "x-api-key: ${demoKey}" ${deps.config.baseUrl}/balance`);
   const demoChain = deps.chains.find((c) => c.tokens.some((t) => t.symbol === "USDT"));

@@ -20,10 +20,13 @@ it("GET /api/health reports the database, each chain's latest block and indexer 
     return { res, body: (await res.json()) as any };
   };
   // Right after "ready" Ponder's checkpoints can still sit at the start; wait for live progress.
-  const { res, body } = await waitFor(async () => {
-    const h = await health();
-    return h.body.indexer?.chains?.every((c: any) => c.indexedBlock > 0) && h;
-  }, { what: "indexer progress in /api/health", timeout: 60_000 });
+  const { res, body } = await waitFor(
+    async () => {
+      const h = await health();
+      return h.body.indexer?.chains?.every((c: any) => c.indexedBlock > 0) && h;
+    },
+    { what: "indexer progress in /api/health", timeout: 60_000 },
+  );
   expect(res.status).toBe(200);
   expect(body.status).toBe("ok");
   expect(body.database.ok).toBe(true);
@@ -37,10 +40,15 @@ it("GET /api/health reports the database, each chain's latest block and indexer 
     expect(c.lagBlocks).toBe(Math.max(0, c.latestBlock - c.indexedBlock));
   }
   // Progress is live: the indexed block moves on with the chain (1 s blocks).
-  await waitFor(async () => {
-    const later = await health();
-    return later.body.indexer.chains.every((c: any) => c.indexedBlock > body.indexer.chains.find((x: any) => x.chainId === c.chainId).indexedBlock);
-  }, { what: "indexed blocks to advance", timeout: 60_000 });
+  await waitFor(
+    async () => {
+      const later = await health();
+      return later.body.indexer.chains.every(
+        (c: any) => c.indexedBlock > body.indexer.chains.find((x: any) => x.chainId === c.chainId).indexedBlock,
+      );
+    },
+    { what: "indexed blocks to advance", timeout: 60_000 },
+  );
 });
 
 it("answers 503 with the failing component when a chain is unreachable", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keccak256, parseUnits, toBytes } from "viem";
+import { and, eq } from "drizzle-orm";
+import { keccak256, parseUnits, toBytes, type Hex } from "viem";
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { walletFactoryAbi } from "../abis/WalletFactory.js";
 import { LOCAL_ROLES } from "../local/accounts.js";
@@ -28,21 +29,33 @@ describe.each(cases)("chain $chainId $symbol ($note)", ({ chainId, symbol }) => 
     const payout = privateKeyToAccount(generatePrivateKey()).address;
     const salt = keccak256(toBytes(`smoke:${Math.random()}`));
     const wallet = computeWalletAddress({ factory: chain.factory!, implementation: chain.implementation, salt, payout });
-    const onChain = await h.pub.readContract({ address: chain.factory!, abi: walletFactoryAbi, functionName: "computeAddress", args: [salt, payout] });
+    const onChain = await h.pub.readContract({
+      address: chain.factory!,
+      abi: walletFactoryAbi,
+      functionName: "computeAddress",
+      args: [salt, payout],
+    });
     expect(onChain).toBe(wallet);
 
     const amount = parseUnits("12.345678", token.decimals);
     const fee = parseUnits("0.1", token.decimals);
     const paid = await h.pay(symbol, wallet, amount);
 
-    const v = deps.db.viewsSchema;
+    const { transfer, sweep, walletDeployment } = deps.db.views;
+    const at = wallet.toLowerCase() as Hex;
     const row = await waitFor(
-      async () => (await deps.db.pool.query(`SELECT * FROM "${v}".transfer WHERE chain_id = $1 AND "to" = $2`, [chainId, wallet.toLowerCase()])).rows[0],
+      async () =>
+        (
+          await deps.db.orm
+            .select()
+            .from(transfer)
+            .where(and(eq(transfer.chainId, chainId), eq(transfer.to, at)))
+        )[0],
       { what: "indexed transfer", timeout: 120_000 },
     );
     expect(BigInt(row.amount)).toBe(amount);
     expect(row.token).toBe(token.address.toLowerCase());
-    expect(row.transaction_hash).toBe(paid.transactionHash);
+    expect(row.transactionHash).toBe(paid.transactionHash);
 
     const settler = h.walletOf(LOCAL_ROLES.settler);
     const hash = await settler.writeContract({
@@ -56,14 +69,23 @@ describe.each(cases)("chain $chainId $symbol ($note)", ({ chainId, symbol }) => 
     expect(await h.balanceOf(symbol, wallet)).toBe(0n);
 
     const swept = await waitFor(
-      async () => (await deps.db.pool.query(`SELECT * FROM "${v}".sweep WHERE chain_id = $1 AND wallet = $2`, [chainId, wallet.toLowerCase()])).rows[0],
+      async () =>
+        (
+          await deps.db.orm
+            .select()
+            .from(sweep)
+            .where(and(eq(sweep.chainId, chainId), eq(sweep.wallet, at)))
+        )[0],
       { what: "indexed sweep", timeout: 120_000 },
     );
     expect(BigInt(swept.amount)).toBe(amount - fee);
     expect(BigInt(swept.fee)).toBe(fee);
     expect(swept.payout).toBe(payout.toLowerCase());
-    expect(swept.transaction_hash).toBe(receipt.transactionHash);
-    const deployed = (await deps.db.pool.query(`SELECT * FROM "${v}".wallet_deployment WHERE chain_id = $1 AND wallet = $2`, [chainId, wallet.toLowerCase()])).rows[0];
+    expect(swept.transactionHash).toBe(receipt.transactionHash);
+    const [deployed] = await deps.db.orm
+      .select()
+      .from(walletDeployment)
+      .where(and(eq(walletDeployment.chainId, chainId), eq(walletDeployment.wallet, at)));
     expect(deployed?.payout).toBe(payout.toLowerCase());
     expect(deployed?.salt).toBe(salt);
   });

@@ -35,7 +35,10 @@ export const requestError = (message: string, code: string): ErrorJson => ({ mes
 export function maskUnexpected(e: GraphQLError): ErrorJson {
   if (e.originalError && !(e.originalError instanceof GraphQLError)) {
     console.error("[graphql]", e.path?.join(".") ?? "", e.originalError);
-    return errorJson(new GraphQLError("Internal server error", { nodes: e.nodes, path: e.path, extensions: { code: "INTERNAL_SERVER_ERROR", http: 500 } }), "INTERNAL_SERVER_ERROR");
+    return errorJson(
+      new GraphQLError("Internal server error", { nodes: e.nodes, path: e.path, extensions: { code: "INTERNAL_SERVER_ERROR", http: 500 } }),
+      "INTERNAL_SERVER_ERROR",
+    );
   }
   return errorJson(e, "INTERNAL_SERVER_ERROR");
 }

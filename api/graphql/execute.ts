@@ -25,11 +25,17 @@ export type GraphqlRequest = {
 
 export type GraphqlResponse = { status: number; body: { data?: unknown; errors?: ErrorJson[] }; headers?: Record<string, string> };
 
-const fail = (status: number, errors: ErrorJson[], headers?: Record<string, string>): GraphqlResponse => ({ status, body: { errors }, headers });
+const fail = (status: number, errors: ErrorJson[], headers?: Record<string, string>): GraphqlResponse => ({
+  status,
+  body: { errors },
+  headers,
+});
 
 /** Introspection (`__schema`, `__type`) is refused when NODE_ENV is production; `__typename` always works. */
 export const validationRules = (deps: AppDeps) =>
-  deps.config.NODE_ENV === "production" ? [...specifiedRules, depthLimitRule, NoSchemaIntrospectionCustomRule] : [...specifiedRules, depthLimitRule];
+  deps.config.NODE_ENV === "production"
+    ? [...specifiedRules, depthLimitRule, NoSchemaIntrospectionCustomRule]
+    : [...specifiedRules, depthLimitRule];
 
 /**
  * One GraphQL-over-HTTP request: size limit, parse, validate (graphql-js's rules plus the depth
@@ -43,7 +49,8 @@ export const validationRules = (deps: AppDeps) =>
  */
 export async function executeGraphql(deps: AppDeps, req: GraphqlRequest): Promise<GraphqlResponse> {
   const bytes = Buffer.byteLength(req.query, "utf8");
-  if (bytes > MAX_DOCUMENT_BYTES) return fail(413, [requestError(`Document too large: ${bytes} bytes (limit ${MAX_DOCUMENT_BYTES})`, CODES.tooLarge)]);
+  if (bytes > MAX_DOCUMENT_BYTES)
+    return fail(413, [requestError(`Document too large: ${bytes} bytes (limit ${MAX_DOCUMENT_BYTES})`, CODES.tooLarge)]);
 
   let document: DocumentNode;
   try {
@@ -54,14 +61,27 @@ export async function executeGraphql(deps: AppDeps, req: GraphqlRequest): Promis
   }
 
   const invalid = validate(schema, document, validationRules(deps));
-  if (invalid.length) return fail(400, invalid.map((e) => errorJson(e, CODES.validation)));
+  if (invalid.length)
+    return fail(
+      400,
+      invalid.map((e) => errorJson(e, CODES.validation)),
+    );
 
   const operation = getOperationAST(document, req.operationName ?? undefined);
   if (!operation)
-    return fail(400, [requestError(req.operationName ? `Unknown operation named "${req.operationName}".` : "Must provide operation name if query contains multiple operations.", CODES.badRequest)]);
+    return fail(400, [
+      requestError(
+        req.operationName
+          ? `Unknown operation named "${req.operationName}".`
+          : "Must provide operation name if query contains multiple operations.",
+        CODES.badRequest,
+      ),
+    ]);
   // GraphQL over HTTP: GET may not change anything.
   if (req.method === "GET" && operation.operation !== "query")
-    return fail(405, [requestError(`Can only perform a ${operation.operation} operation from a POST request.`, CODES.method)], { allow: "POST" });
+    return fail(405, [requestError(`Can only perform a ${operation.operation} operation from a POST request.`, CODES.method)], {
+      allow: "POST",
+    });
 
   const result = await execute({
     schema,
@@ -72,7 +92,11 @@ export async function executeGraphql(deps: AppDeps, req: GraphqlRequest): Promis
     operationName: req.operationName ?? undefined,
   });
   // No `data`: the variables did not coerce, nothing ran.
-  if (!("data" in result)) return fail(400, (result.errors ?? []).map((e) => errorJson(e, CODES.variables)));
+  if (!("data" in result))
+    return fail(
+      400,
+      (result.errors ?? []).map((e) => errorJson(e, CODES.variables)),
+    );
   const body: GraphqlResponse["body"] = { data: result.data };
   if (result.errors?.length) body.errors = result.errors.map(maskUnexpected);
   return { status: 200, body };

@@ -1,4 +1,13 @@
-import { GraphQLError, Kind, getIntrospectionQuery, parse, type ASTVisitor, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from "graphql";
+import {
+  GraphQLError,
+  Kind,
+  getIntrospectionQuery,
+  parse,
+  type ASTVisitor,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+} from "graphql";
 import type { AppDeps } from "../../core/deps.js";
 import { rateLimitBucket } from "../middleware/rate-limit.js";
 import { rateLimitStore } from "../middleware/rate-limit-store.js";
@@ -76,11 +85,22 @@ function operationDepth(set: SelectionSetNode, fragments: Fragments, memo: Map<s
  * `ofType`s. Introspection is only allowed outside production (see the route).
  */
 export const MAX_INTROSPECTION_DEPTH = (() => {
-  const doc = parse(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }));
-  const fragments = new Map(doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]));
+  const doc = parse(
+    getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+    }),
+  );
+  const fragments = new Map(
+    doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]),
+  );
   let max = 0;
   for (const d of doc.definitions)
-    if (d.kind === Kind.OPERATION_DEFINITION) max = Math.max(max, operationDepth(d.selectionSet, (n) => fragments.get(n), new Map()).introspection);
+    if (d.kind === Kind.OPERATION_DEFINITION)
+      max = Math.max(max, operationDepth(d.selectionSet, (n) => fragments.get(n), new Map()).introspection);
   return max;
 })();
 
@@ -97,7 +117,11 @@ export function depthLimitRule(context: ValidationContext): ASTVisitor {
       if (roots > MAX_ROOT_FIELDS)
         context.reportError(new GraphQLError(`Too many root fields: ${roots} exceeds the limit of ${MAX_ROOT_FIELDS}`, { nodes: node }));
       if (d.introspection > MAX_INTROSPECTION_DEPTH)
-        context.reportError(new GraphQLError(`Introspection query is too deep: depth ${d.introspection} exceeds the limit of ${MAX_INTROSPECTION_DEPTH}`, { nodes: node }));
+        context.reportError(
+          new GraphQLError(`Introspection query is too deep: depth ${d.introspection} exceeds the limit of ${MAX_INTROSPECTION_DEPTH}`, {
+            nodes: node,
+          }),
+        );
     },
   };
 }

@@ -10,165 +10,181 @@ import { buildSchema } from "graphql";
  * Amounts are decimal strings, never numbers.
  */
 export const SDL = /* GraphQL */ `
-"""Merchant queries. Every field needs the \`x-api-key\` header."""
-type Query {
-  """GET /v1/payments: the merchant's payments, newest first, keyset-paginated."""
-  payments(
-    "1-100, default 100."
-    limit: Int
-    "The \`nextCursor\` of the previous page."
-    cursor: String
-    "One of the 13 payment statuses (pending, paid, completed, ...)."
-    status: String
-    "ISO 8601 date-time or Unix ms (as a string of digits); inclusive."
-    createdAfter: String
-    "ISO 8601 date-time or Unix ms (as a string of digits); inclusive."
-    createdBefore: String
-    "Exact merchant order id."
-    orderId: String
-  ): PaymentList
-  """GET /balance: the Gas Tank (USDT, 6 decimals) and where to fund it."""
-  balance: Balance
-  """GET /promo-status: the free-transactions promotion."""
-  promoStatus: PromoStatus
-}
+  """
+  Merchant queries. Every field needs the \`x-api-key\` header.
+  """
+  type Query {
+    """
+    GET /v1/payments: the merchant's payments, newest first, keyset-paginated.
+    """
+    payments(
+      "1-100, default 100."
+      limit: Int
+      "The \`nextCursor\` of the previous page."
+      cursor: String
+      "One of the 13 payment statuses (pending, paid, completed, ...)."
+      status: String
+      "ISO 8601 date-time or Unix ms (as a string of digits); inclusive."
+      createdAfter: String
+      "ISO 8601 date-time or Unix ms (as a string of digits); inclusive."
+      createdBefore: String
+      "Exact merchant order id."
+      orderId: String
+    ): PaymentList
+    """
+    GET /balance: the Gas Tank (USDT, 6 decimals) and where to fund it.
+    """
+    balance: Balance
+    """
+    GET /promo-status: the free-transactions promotion.
+    """
+    promoStatus: PromoStatus
+  }
 
-type Mutation {
-  """POST /payments: a payment link. Same checks, order and messages as REST."""
-  createPayment(input: CreatePaymentInput!): CreatedPayment
-  """POST /v1/payments/{paymentId}/withdraw: manual withdraw of a partial payment."""
-  withdrawPayment(paymentId: String!): WithdrawResult
-}
+  type Mutation {
+    """
+    POST /payments: a payment link. Same checks, order and messages as REST.
+    """
+    createPayment(input: CreatePaymentInput!): CreatedPayment
+    """
+    POST /v1/payments/{paymentId}/withdraw: manual withdraw of a partial payment.
+    """
+    withdrawPayment(paymentId: String!): WithdrawResult
+  }
 
-"""The body of POST /payments."""
-input CreatePaymentInput {
-  "EVM address that receives the funds."
-  merchant: String!
-  "Network id as a string, e.g. \\"137\\"."
-  chainId: String!
-  "Token contract address; the zero address for a native coin."
-  token: String!
-  "Human-readable decimal, e.g. \\"12.5\\"."
-  amount: String!
-  "Max 100 characters."
-  orderId: String!
-  "Max 200 characters."
-  description: String
-  "http(s) URL, max 2000 characters."
-  redirectUrl: String
-  "Unix ms, integer, in the future. Default: 24 hours after creation."
-  expiresAt: Float
-  "1-100, default 1."
-  blockConfirmations: Int
-  gasless: Boolean
-  payerCoversFee: Boolean
-  "Positive decimal string, at most 18 fraction digits."
-  customPriceUsd: String
-}
+  """
+  The body of POST /payments.
+  """
+  input CreatePaymentInput {
+    "EVM address that receives the funds."
+    merchant: String!
+    "Network id as a string, e.g. \\"137\\"."
+    chainId: String!
+    "Token contract address; the zero address for a native coin."
+    token: String!
+    "Human-readable decimal, e.g. \\"12.5\\"."
+    amount: String!
+    "Max 100 characters."
+    orderId: String!
+    "Max 200 characters."
+    description: String
+    "http(s) URL, max 2000 characters."
+    redirectUrl: String
+    "Unix ms, integer, in the future. Default: 24 hours after creation."
+    expiresAt: Float
+    "1-100, default 1."
+    blockConfirmations: Int
+    gasless: Boolean
+    payerCoversFee: Boolean
+    "Positive decimal string, at most 18 fraction digits."
+    customPriceUsd: String
+  }
 
-type CreatedPayment {
-  "{app_url}/pay/{paymentId}"
-  url: String!
-  paymentId: String!
-}
+  type CreatedPayment {
+    "{app_url}/pay/{paymentId}"
+    url: String!
+    paymentId: String!
+  }
 
-type WithdrawResult {
-  paymentId: String!
-  "Always \`withdrawing\`."
-  status: String!
-  receivedAmount: String!
-}
+  type WithdrawResult {
+    paymentId: String!
+    "Always \`withdrawing\`."
+    status: String!
+    receivedAmount: String!
+  }
 
-type PaymentList {
-  data: [Payment!]!
-  nextCursor: String
-  hasMore: Boolean!
-}
+  type PaymentList {
+    data: [Payment!]!
+    nextCursor: String
+    hasMore: Boolean!
+  }
 
-"""An item of GET /v1/payments."""
-type Payment {
-  paymentId: String!
-  orderId: String!
-  description: String
-  status: String!
-  "Unix ms."
-  createdAt: Float!
-  "Unix ms."
-  completedAt: Float
-  "Unix ms."
-  expiresAt: Float!
-  chainId: String!
-  token: Token!
-  amount: String!
-  receivedAmount: String!
-  merchant: String!
-  recipientAddress: String!
-  transaction: Transaction
-  settlementTransactionHash: String
-  fees: Fees!
-  gasless: Boolean!
-  payerCoversFee: Boolean!
-  blockConfirmations: Int!
-  terminal: Terminal
-  "indexer, trusted_oracle, custom or stablecoin."
-  priceSource: String!
-}
+  """
+  An item of GET /v1/payments.
+  """
+  type Payment {
+    paymentId: String!
+    orderId: String!
+    description: String
+    status: String!
+    "Unix ms."
+    createdAt: Float!
+    "Unix ms."
+    completedAt: Float
+    "Unix ms."
+    expiresAt: Float!
+    chainId: String!
+    token: Token!
+    amount: String!
+    receivedAmount: String!
+    merchant: String!
+    recipientAddress: String!
+    transaction: Transaction
+    settlementTransactionHash: String
+    fees: Fees!
+    gasless: Boolean!
+    payerCoversFee: Boolean!
+    blockConfirmations: Int!
+    terminal: Terminal
+    "indexer, trusted_oracle, custom or stablecoin."
+    priceSource: String!
+  }
 
-type Token {
-  "The zero address for a native coin."
-  address: String!
-  symbol: String!
-  decimals: Int!
-}
+  type Token {
+    "The zero address for a native coin."
+    address: String!
+    symbol: String!
+    decimals: Int!
+  }
 
-type Transaction {
-  hash: String!
-  "Integer."
-  blockNumber: Float
-  "Integer."
-  confirmations: Float!
-}
+  type Transaction {
+    hash: String!
+    "Integer."
+    blockNumber: Float
+    "Integer."
+    confirmations: Float!
+  }
 
-type Fees {
-  platformFee: String!
-  gasFee: String!
-  processingFee: String!
-  totalFee: String!
-  feePercentage: Float!
-}
+  type Fees {
+    platformFee: String!
+    gasFee: String!
+    processingFee: String!
+    totalFee: String!
+    feePercentage: Float!
+  }
 
-type Terminal {
-  terminalId: String!
-  code: String!
-  name: String!
-}
+  type Terminal {
+    terminalId: String!
+    code: String!
+    name: String!
+  }
 
-type Balance {
-  "USDT with 6 decimals, e.g. \\"5.000000\\"."
-  balance: String!
-  depositAddresses: [DepositAddress!]!
-}
+  type Balance {
+    "USDT with 6 decimals, e.g. \\"5.000000\\"."
+    balance: String!
+    depositAddresses: [DepositAddress!]!
+  }
 
-type DepositAddress {
-  chainId: Int!
-  address: String!
-  tokens: [GasTankToken!]!
-}
+  type DepositAddress {
+    chainId: Int!
+    address: String!
+    tokens: [GasTankToken!]!
+  }
 
-type GasTankToken {
-  symbol: String!
-  address: String!
-}
+  type GasTankToken {
+    symbol: String!
+    address: String!
+  }
 
-type PromoStatus {
-  freeTransactions: FreeTransactions!
-}
+  type PromoStatus {
+    freeTransactions: FreeTransactions!
+  }
 
-type FreeTransactions {
-  eligible: Boolean!
-  used: Int!
-  remaining: Int!
-}
+  type FreeTransactions {
+    eligible: Boolean!
+    used: Int!
+    remaining: Int!
+  }
 `;
 
 export const schema = buildSchema(SDL);

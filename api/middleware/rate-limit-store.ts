@@ -8,7 +8,10 @@ import type { AppDeps } from "../../core/deps.js";
  */
 export class PostgresStore implements Store {
   private windowMs = 60_000;
-  constructor(private db: Db, private now: () => number = Date.now) {}
+  constructor(
+    private db: Db,
+    private now: () => number = Date.now,
+  ) {}
 
   init(options: { windowMs: number }) {
     this.windowMs = options.windowMs;
@@ -33,12 +36,18 @@ export class PostgresStore implements Store {
       [key, w.start],
     );
     // Old windows are useless: drop them now and then rather than on every request.
-    if (Math.random() < 0.01) void this.db.pool.query(`DELETE FROM rate_limits WHERE window_start < $1`, [new Date(w.start.getTime() - this.windowMs)]).catch(() => {});
+    if (Math.random() < 0.01)
+      void this.db.pool
+        .query(`DELETE FROM rate_limits WHERE window_start < $1`, [new Date(w.start.getTime() - this.windowMs)])
+        .catch(() => {});
     return { totalHits: rows[0].hits, resetTime: w.reset };
   }
 
   async decrement(key: string): Promise<void> {
-    await this.db.pool.query(`UPDATE rate_limits SET hits = GREATEST(hits - 1, 0) WHERE key = $1 AND window_start = $2`, [key, this.window().start]);
+    await this.db.pool.query(`UPDATE rate_limits SET hits = GREATEST(hits - 1, 0) WHERE key = $1 AND window_start = $2`, [
+      key,
+      this.window().start,
+    ]);
   }
 
   async resetKey(key: string): Promise<void> {

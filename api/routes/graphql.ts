@@ -40,7 +40,10 @@ async function run(c: Context<AppEnv>, method: "GET" | "POST", params: { query: 
 
 graphqlRoute.post(
   "/",
-  bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => badRequest(c, `Request body too large (limit ${MAX_BODY_BYTES} bytes)`, 413, CODES.tooLarge) }),
+  bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => badRequest(c, `Request body too large (limit ${MAX_BODY_BYTES} bytes)`, 413, CODES.tooLarge),
+  }),
   async (c) => {
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (type !== "application/json") return badRequest(c, "Content-Type must be application/json", 415);

@@ -8,7 +8,9 @@ import type { AppEnv } from "../context.js";
 /** /tokens: GET /tokens/price, GET /tokens/metadata. */
 export const tokens = new Hono<AppEnv>()
   .get("/price", errorsAs("plain", "Failed to fetch token price"), async (c) => c.json(await tokenPrice(c.var.deps, c.req.query())))
-  .get("/metadata", errorsAs("plain", "Failed to fetch token metadata"), async (c) => c.json(await tokenMetadata(c.var.deps, c.req.query())));
+  .get("/metadata", errorsAs("plain", "Failed to fetch token metadata"), async (c) =>
+    c.json(await tokenMetadata(c.var.deps, c.req.query())),
+  );
 
 /** /oracle: GET /oracle/price. */
 export const oracle = new Hono<AppEnv>().get("/price", errorsAs("plain", "Failed to fetch price"), async (c) =>

@@ -21,7 +21,11 @@ const jsonBody = (c: Context<AppEnv>): Promise<unknown> =>
   });
 
 // "/v1/webhooks/*" also matches /v1/webhooks itself.
-webhooks.use("/v1/webhooks/*", errorsAs("result"), requireApiKey(() => ({ success: false, error: "Unauthorized", data: null })));
+webhooks.use(
+  "/v1/webhooks/*",
+  errorsAs("result"),
+  requireApiKey(() => ({ success: false, error: "Unauthorized", data: null })),
+);
 
 /** GET /v1/webhooks: the configuration with its secret masked. */
 webhooks.get("/v1/webhooks", async (c) => ok(c, await getWebhook(c.var.deps, c.var.merchant.id)));
@@ -34,7 +38,8 @@ webhooks.put("/v1/webhooks", async (c) => {
 
 /** POST /v1/webhooks {action: 'regenerate-secret'}: a new secret, effective at once (queued retries included). */
 webhooks.post("/v1/webhooks", async (c) => {
-  if (!/^application\/json\b/i.test(c.req.header("content-type") ?? "")) throw new UnsupportedMedia("Content-Type must be application/json");
+  if (!/^application\/json\b/i.test(c.req.header("content-type") ?? ""))
+    throw new UnsupportedMedia("Content-Type must be application/json");
   return ok(c, await regenerateWebhookSecret(c.var.deps, c.var.merchant.id, await jsonBody(c)));
 });
 

@@ -14,7 +14,13 @@ type AuthDeps = Pick<AppDeps, "db" | "now">;
 
 type MerchantRow = { id: string; name: string; merchant_type: string; platform_fee_bps: number; promo_used: number };
 const MERCHANT_COLUMNS = "id, name, merchant_type, platform_fee_bps, promo_used";
-const toMerchant = (r: MerchantRow): Merchant => ({ id: r.id, name: r.name, merchantType: r.merchant_type, platformFeeBps: r.platform_fee_bps, promoUsed: r.promo_used });
+const toMerchant = (r: MerchantRow): Merchant => ({
+  id: r.id,
+  name: r.name,
+  merchantType: r.merchant_type,
+  platformFeeBps: r.platform_fee_bps,
+  promoUsed: r.promo_used,
+});
 
 /** The merchant of an `x-api-key` (and the key's last use recorded); null for a missing, unknown or revoked key. */
 export async function merchantForKey(deps: Pick<AppDeps, "db">, key: string | undefined): Promise<Merchant | null> {

@@ -12,13 +12,20 @@ export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export async function createSession(db: Db, merchantId: string, now: number): Promise<{ token: string; expiresAt: Date }> {
   const token = newToken();
   const expiresAt = new Date(now + SESSION_TTL_MS);
-  await db.pool.query(`INSERT INTO sessions (merchant_id, token_hash, expires_at) VALUES ($1, $2, $3)`, [merchantId, hashToken(token), expiresAt]);
+  await db.pool.query(`INSERT INTO sessions (merchant_id, token_hash, expires_at) VALUES ($1, $2, $3)`, [
+    merchantId,
+    hashToken(token),
+    expiresAt,
+  ]);
   return { token, expiresAt };
 }
 
 export async function merchantIdForSession(db: Db, token: string | undefined, now: number): Promise<string | null> {
   if (!token) return null;
-  const { rows } = await db.pool.query(`SELECT merchant_id FROM sessions WHERE token_hash = $1 AND expires_at > $2`, [hashToken(token), new Date(now)]);
+  const { rows } = await db.pool.query(`SELECT merchant_id FROM sessions WHERE token_hash = $1 AND expires_at > $2`, [
+    hashToken(token),
+    new Date(now),
+  ]);
   return rows[0]?.merchant_id ?? null;
 }
 
@@ -33,7 +40,10 @@ const loginForm = z.object({ email: z.string().min(1), password: z.string().min(
 let dummyHash: Promise<string> | undefined;
 
 /** Dashboard login (`POST /auth/login`): `{email, password}` → a new session. Throws Invalid or Unauthorized. */
-export async function login(deps: Pick<AppDeps, "db" | "now">, body: unknown): Promise<{ merchantId: string; token: string; expiresAt: Date }> {
+export async function login(
+  deps: Pick<AppDeps, "db" | "now">,
+  body: unknown,
+): Promise<{ merchantId: string; token: string; expiresAt: Date }> {
   const form = loginForm.safeParse(body);
   if (!form.success) throw new Invalid("Invalid form data");
   const { rows } = await deps.db.pool.query(`SELECT id, password_hash FROM merchants WHERE email = $1`, [form.data.email.toLowerCase()]);

@@ -37,7 +37,13 @@ async function resolveToken(deps: AppDeps, chainId: number, address: Address): P
   if (address.toLowerCase() === zeroAddress || !acceptsCustomTokens(chainId)) return null;
   const meta = await readContractMetadata(deps.clients.get(chainId)!, address).catch(() => null);
   if (!meta?.symbol) return null;
-  return { symbol: meta.symbol, decimals: meta.decimals, kind: "token", oracleSymbol: meta.symbol.toUpperCase(), address: getAddress(address) };
+  return {
+    symbol: meta.symbol,
+    decimals: meta.decimals,
+    kind: "token",
+    oracleSymbol: meta.symbol.toUpperCase(),
+    address: getAddress(address),
+  };
 }
 
 async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePaymentInput): Promise<CreatedPayment> {
@@ -49,7 +55,15 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
   if (amountUnits === null) throw new Invalid("Amount must be a positive number");
   const now = deps.now();
 
-  const quote = await quotePayment(deps, { chain, token, amountUnits, merchant, gasless: input.gasless, payerCoversFee: input.payerCoversFee, customPriceUsd: input.customPriceUsd });
+  const quote = await quotePayment(deps, {
+    chain,
+    token,
+    amountUnits,
+    merchant,
+    gasless: input.gasless,
+    payerCoversFee: input.payerCoversFee,
+    customPriceUsd: input.customPriceUsd,
+  });
 
   const id = randomUUID();
   const salt = paymentSalt(id);
@@ -64,12 +78,35 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
        gas_tank_fee_micros, terminal_id, expires_at, created_at, updated_at)
      VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$29)`,
     [
-      id, merchant.id, input.orderId, input.description ?? null, input.chainId, token.address.toLowerCase() === zeroAddress ? zeroAddress : token.address,
-      token.symbol, token.decimals, amountUnits.toString(), quote.dueUnits.toString(), merchantAddress, recipient, salt,
-      input.redirectUrl ?? null, input.blockConfirmations, quote.gasless, input.payerCoversFee, input.customPriceUsd ?? null,
-      quote.priceUsd, quote.priceSource, quote.platformFeeBps, quote.promoApplied, quote.platformFeeUnits.toString(),
-      quote.gasFeeUnits.toString(), quote.processingFeeUnits.toString(), quote.gasTankFeeMicros.toString(), terminalId,
-      new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS), new Date(now),
+      id,
+      merchant.id,
+      input.orderId,
+      input.description ?? null,
+      input.chainId,
+      token.address.toLowerCase() === zeroAddress ? zeroAddress : token.address,
+      token.symbol,
+      token.decimals,
+      amountUnits.toString(),
+      quote.dueUnits.toString(),
+      merchantAddress,
+      recipient,
+      salt,
+      input.redirectUrl ?? null,
+      input.blockConfirmations,
+      quote.gasless,
+      input.payerCoversFee,
+      input.customPriceUsd ?? null,
+      quote.priceUsd,
+      quote.priceSource,
+      quote.platformFeeBps,
+      quote.promoApplied,
+      quote.platformFeeUnits.toString(),
+      quote.gasFeeUnits.toString(),
+      quote.processingFeeUnits.toString(),
+      quote.gasTankFeeMicros.toString(),
+      terminalId,
+      new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS),
+      new Date(now),
     ],
   );
   return { paymentId: id, url: `${deps.config.appUrl}/pay/${id}` };

@@ -25,7 +25,12 @@ describe("computeFees: stablecoin, 6 decimals", () => {
     expect(f.dueUnits).toBe(100_000_000n);
     expect(f.merchantReceivesUnits).toBe(100_000_000n);
     expect(f.gasTankFeeMicros).toBe(1_150_000n);
-    expect(f.usd18).toEqual({ platformFee: ONE_USD18, processingFee: PROCESSING_FEE_USD18, gasFee: parsePrice18("0.05"), totalFee: parsePrice18("1.15") });
+    expect(f.usd18).toEqual({
+      platformFee: ONE_USD18,
+      processingFee: PROCESSING_FEE_USD18,
+      gasFee: parsePrice18("0.05"),
+      totalFee: parsePrice18("1.15"),
+    });
     expect(f.feeExceedsAmount).toBe(false);
   });
 
@@ -93,7 +98,15 @@ describe("computeFees: priced tokens", () => {
   });
 
   it("6-decimal token at 0.25 USD (TRX)", () => {
-    const f = computeFees({ amountUnits: parseAmount("1000", 6), decimals: 6, priceUsd18: parsePrice18("0.25"), platformFeeBps: 100, promo: false, gasFeeUsd18: parsePrice18("0.01"), mode: "payerCoversFee" });
+    const f = computeFees({
+      amountUnits: parseAmount("1000", 6),
+      decimals: 6,
+      priceUsd18: parsePrice18("0.25"),
+      platformFeeBps: 100,
+      promo: false,
+      gasFeeUsd18: parsePrice18("0.01"),
+      mode: "payerCoversFee",
+    });
     expect(f.platformFeeUnits).toBe(10_000_000n);
     expect(f.processingFeeUnits).toBe(400_000n);
     expect(f.gasFeeUnits).toBe(40_000n);
@@ -102,13 +115,29 @@ describe("computeFees: priced tokens", () => {
 
   it("very low price: fees above the amount are returned, not clamped", () => {
     const price = parsePrice18("0.000012345678901234");
-    const f = computeFees({ amountUnits: parseAmount("1000", 18), decimals: 18, priceUsd18: price, platformFeeBps: 100, promo: false, gasFeeUsd18: 0n, mode: "gasless" });
+    const f = computeFees({
+      amountUnits: parseAmount("1000", 18),
+      decimals: 18,
+      priceUsd18: price,
+      platformFeeBps: 100,
+      promo: false,
+      gasFeeUsd18: 0n,
+      mode: "gasless",
+    });
     expect(f.platformFeeUnits).toBe(10n ** 19n);
     expect(f.processingFeeUnits).toBe(8_100_000_072_900_373_256_107n);
     expect(f.totalFeeUnits).toBe(8_110_000_072_900_373_256_107n);
     expect(f.merchantReceivesUnits).toBe(-7_110_000_072_900_373_256_107n);
     expect(f.feeExceedsAmount).toBe(true);
-    const tank = computeFees({ amountUnits: parseAmount("1000", 18), decimals: 18, priceUsd18: price, platformFeeBps: 100, promo: false, gasFeeUsd18: 0n, mode: "gasTank" });
+    const tank = computeFees({
+      amountUnits: parseAmount("1000", 18),
+      decimals: 18,
+      priceUsd18: price,
+      platformFeeBps: 100,
+      promo: false,
+      gasFeeUsd18: 0n,
+      mode: "gasTank",
+    });
     expect(tank.usd18.platformFee).toBe(123_456_789_012_340n);
     expect(tank.gasTankFeeMicros).toBe(100_124n);
   });
@@ -135,7 +164,9 @@ describe("computeFees: priced tokens", () => {
 describe("helpers", () => {
   it("gasFeeUsd18 = gasUnits * gasPrice * native price, rounded up", () => {
     // 150k gas at 30 gwei = 0.0045 native; at 0.5 USD = 0.00225 USD
-    expect(gasFeeUsd18({ gasUnits: 150_000n, gasPriceWei: 30_000_000_000n, nativePriceUsd18: parsePrice18("0.5") })).toBe(parsePrice18("0.00225"));
+    expect(gasFeeUsd18({ gasUnits: 150_000n, gasPriceWei: 30_000_000_000n, nativePriceUsd18: parsePrice18("0.5") })).toBe(
+      parsePrice18("0.00225"),
+    );
     expect(gasFeeUsd18({ gasUnits: 1n, gasPriceWei: 1n, nativePriceUsd18: 1n })).toBe(1n);
     expect(gasFeeUsd18({ gasUnits: 0n, gasPriceWei: 1n, nativePriceUsd18: ONE_USD18 })).toBe(0n);
     expect(() => gasFeeUsd18({ gasUnits: -1n, gasPriceWei: 1n, nativePriceUsd18: 1n })).toThrow(RangeError);

@@ -70,7 +70,10 @@ const query = z
     createdBefore: time("createdBefore").optional(),
     orderId: z.string().optional(),
   })
-  .refine((q) => q.createdAfter === undefined || q.createdBefore === undefined || q.createdBefore >= q.createdAfter, "createdBefore must be >= createdAfter");
+  .refine(
+    (q) => q.createdAfter === undefined || q.createdBefore === undefined || q.createdBefore >= q.createdAfter,
+    "createdBefore must be >= createdAfter",
+  );
 
 // The cursor (core/cursor.ts) is the (created_at, id) of the last row: keyset pagination, stable under inserts.
 
@@ -107,7 +110,9 @@ export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<st
     where.push(`(p.created_at, p.id) < ($${args.length - 1}::timestamptz, $${args.length}::uuid)`);
   }
   args.push(limit + 1);
-  const { rows } = await deps.db.pool.query<PaymentRow & { cursor_ts: string; t_id: string | null; t_code: string | null; t_name: string | null }>(
+  const { rows } = await deps.db.pool.query<
+    PaymentRow & { cursor_ts: string; t_id: string | null; t_code: string | null; t_name: string | null }
+  >(
     `SELECT p.*, ${cursorAtSql("p.created_at")} AS cursor_ts,
             t.id AS t_id, t.code AS t_code, t.name AS t_name
        FROM payments p LEFT JOIN terminals t ON t.id = p.terminal_id AND t.deleted_at IS NULL
@@ -124,7 +129,10 @@ export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<st
     if (client) latest.set(chainId, await client.getBlockNumber().catch(() => 0n));
   }
   const data = page.map((p) =>
-    paymentListItem(p, { terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null, latestBlock: latest.get(p.chain_id) }),
+    paymentListItem(p, {
+      terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null,
+      latestBlock: latest.get(p.chain_id),
+    }),
   );
   const last = page[page.length - 1];
   return { data, nextCursor: hasMore && last ? encodeCursor({ at: last.cursor_ts, id: last.id }) : null, hasMore };

@@ -109,7 +109,12 @@ export function toPublicView(p: PaymentRow, secret: string, now: number): Public
     serverTime: now,
     description: p.description,
     orderId: p.order_id,
-    paymentUri: eip681Uri({ chainId: p.chain_id, tokenAddress: p.token_address, recipient: p.recipient_address, units: remaining > 0n ? remaining : due }),
+    paymentUri: eip681Uri({
+      chainId: p.chain_id,
+      tokenAddress: p.token_address,
+      recipient: p.recipient_address,
+      units: remaining > 0n ? remaining : due,
+    }),
     // Not at `paid`/`deploying_wallet`: the merchant's GET /payments/verify says `verified: true`
     // only once completed, so an earlier redirect would be rejected by a merchant following the spec.
     redirectUrl: stage === "completed" ? safeRedirect(secret, p) : null,
@@ -117,7 +122,10 @@ export function toPublicView(p: PaymentRow, secret: string, now: number): Public
 }
 
 /** The payer's view of a payment, or null for an unknown (or malformed) id. */
-export async function publicPaymentView(deps: Pick<AppDeps, "db" | "config" | "now">, paymentId: string): Promise<PublicPaymentView | null> {
+export async function publicPaymentView(
+  deps: Pick<AppDeps, "db" | "config" | "now">,
+  paymentId: string,
+): Promise<PublicPaymentView | null> {
   if (!isUuid(paymentId)) return null;
   const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [paymentId]);
   const p = rows[0];

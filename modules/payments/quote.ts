@@ -36,7 +36,15 @@ export type Quote = {
  */
 export async function quotePayment(
   deps: AppDeps,
-  q: { chain: ActiveChain; token: ActiveToken; amountUnits: bigint; merchant: Merchant; gasless: boolean; payerCoversFee: boolean; customPriceUsd?: string },
+  q: {
+    chain: ActiveChain;
+    token: ActiveToken;
+    amountUnits: bigint;
+    merchant: Merchant;
+    gasless: boolean;
+    payerCoversFee: boolean;
+    customPriceUsd?: string;
+  },
 ): Promise<Quote> {
   const price = await orUnavailable(
     resolveTokenPriceUsd({

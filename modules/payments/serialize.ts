@@ -40,7 +40,8 @@ export function paymentListItem(p: PaymentRow, extra: { terminal: TerminalRef; l
       ? {
           hash: p.payment_tx_hash,
           blockNumber,
-          confirmations: extra.latestBlock !== undefined && blockNumber !== null ? Math.max(0, Number(extra.latestBlock) - blockNumber + 1) : 0,
+          confirmations:
+            extra.latestBlock !== undefined && blockNumber !== null ? Math.max(0, Number(extra.latestBlock) - blockNumber + 1) : 0,
         }
       : null,
     settlementTransactionHash: p.settlement_tx_hash,

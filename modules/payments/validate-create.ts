@@ -13,7 +13,11 @@ const body = z.object({
   amount: z.union([z.string(), z.number()]).transform(String),
   orderId: z.string().min(1).max(100),
   description: z.string().max(200).optional().nullable(),
-  redirectUrl: z.url({ protocol: /^https?$/ }).max(2000).optional().nullable(),
+  redirectUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2000)
+    .optional()
+    .nullable(),
   expiresAt: z.number().int().positive().optional().nullable(),
   blockConfirmations: z.number().int().min(1).max(100).optional().nullable(),
   gasless: z.boolean().optional().nullable(),

@@ -5,7 +5,10 @@ import type { PaymentRow } from "./types.js";
  * Redirect hash: HMAC-SHA256 (server secret) over the payment's identifying data, so a payer cannot
  * forge a redirect for another payment, amount, token, chain or merchant.
  */
-export function redirectHash(secret: string, p: Pick<PaymentRow, "id" | "order_id" | "merchant_address" | "chain_id" | "token_address" | "amount_units">): string {
+export function redirectHash(
+  secret: string,
+  p: Pick<PaymentRow, "id" | "order_id" | "merchant_address" | "chain_id" | "token_address" | "amount_units">,
+): string {
   const data = [p.id, p.order_id, p.merchant_address.toLowerCase(), p.chain_id, p.token_address.toLowerCase(), p.amount_units].join("|");
   return createHmac("sha256", secret).update(data).digest("hex");
 }

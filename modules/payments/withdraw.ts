@@ -26,13 +26,17 @@ export async function withdrawPayment(deps: Pick<AppDeps, "db" | "now">, caller:
  */
 async function requestWithdraw(db: Db, merchantId: string, paymentId: string, now: number): Promise<Withdrawal> {
   return withTransaction(db, async (client) => {
-    const { rows } = await client.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [paymentId, merchantId]);
+    const { rows } = await client.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [
+      paymentId,
+      merchantId,
+    ]);
     const p = rows[0];
     if (!p) throw new NotFound("Payment not found");
     const received = BigInt(p.received_units);
     if (!["pending", "expired"].includes(p.status) || received === 0n || received >= BigInt(p.due_units))
       throw new Conflict("Payment has no partial payment to withdraw");
-    if (p.status === "expired") await transition(client, paymentId, { from: ["expired"], to: "pending", reason: "funds received after expiry", now });
+    if (p.status === "expired")
+      await transition(client, paymentId, { from: ["expired"], to: "pending", reason: "funds received after expiry", now });
     await transition(client, paymentId, { from: ["pending"], to: "withdrawing", reason: "manual withdraw by the merchant", now });
     return { paymentId, status: "withdrawing", receivedAmount: fmt(received, p.token_decimals) };
   });

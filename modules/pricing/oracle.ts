@@ -65,7 +65,12 @@ export function oracleChainFor(deps: Pick<AppDeps, "chains">, chainId?: number):
 }
 
 /** Reads one oracle; null when its price is 0. Throws OracleUnavailableError on RPC/contract failure. */
-export async function readOracleAt(client: PublicClient, chainId: number, oracle: `0x${string}`, symbol: string): Promise<OraclePrice | null> {
+export async function readOracleAt(
+  client: PublicClient,
+  chainId: number,
+  oracle: `0x${string}`,
+  symbol: string,
+): Promise<OraclePrice | null> {
   const key = normalizeOracleSymbol(symbol);
   if (!key || key.length > MAX_ORACLE_SYMBOL_LENGTH) return null;
   let result: readonly [bigint, bigint];

@@ -32,9 +32,13 @@ import { field, JsonNumber, parseJsonLossless, type LosslessJson } from "./lossl
 
 const indexed = CHAINS.filter((c) => c.priceIndexed && c.priceIndexIds);
 /** CoinGecko asset platform ids of the chains the provider covers (registry `priceIndexIds`). */
-export const PRICE_INDEX_PLATFORMS: Readonly<Record<number, string>> = Object.fromEntries(indexed.map((c) => [c.chainId, c.priceIndexIds!.platform]));
+export const PRICE_INDEX_PLATFORMS: Readonly<Record<number, string>> = Object.fromEntries(
+  indexed.map((c) => [c.chainId, c.priceIndexIds!.platform]),
+);
 /** CoinGecko coin ids of those chains' native coins (the platforms' `native_coin_id`). */
-export const NATIVE_COIN_IDS: Readonly<Record<number, string>> = Object.fromEntries(indexed.map((c) => [c.chainId, c.priceIndexIds!.nativeCoin]));
+export const NATIVE_COIN_IDS: Readonly<Record<number, string>> = Object.fromEntries(
+  indexed.map((c) => [c.chainId, c.priceIndexIds!.nativeCoin]),
+);
 
 export const PRICE_INDEX_TIMEOUT_MS = 5_000;
 
@@ -123,7 +127,8 @@ export class PriceIndexClient {
       }
     } catch (e) {
       const err = e as Error;
-      const msg = err.name === "TimeoutError" || err.name === "AbortError" ? `timeout after ${this.timeoutMs} ms` : `${err.name}: ${err.message}`;
+      const msg =
+        err.name === "TimeoutError" || err.name === "AbortError" ? `timeout after ${this.timeoutMs} ms` : `${err.name}: ${err.message}`;
       this.log(`GET ${path} -> ${msg}`);
       return { status: "error", error: msg };
     }
@@ -165,7 +170,10 @@ export class PriceIndexClient {
     if (r.status === "error") return r;
     const body = r.body;
     const image = field(body, "image");
-    const logo = [field(image, "small"), field(image, "thumb"), field(image, "large")].find((x): x is string => typeof x === "string" && x.length > 0) ?? null;
+    const logo =
+      [field(image, "small"), field(image, "thumb"), field(image, "large")].find(
+        (x): x is string => typeof x === "string" && x.length > 0,
+      ) ?? null;
     const dp = field(field(field(body, "detail_platforms"), platform), "decimal_place");
     let decimals = dp instanceof JsonNumber && /^\d{1,2}$/.test(dp.literal) ? Number(dp.literal) : null;
     if (native) decimals = 18;
@@ -191,7 +199,10 @@ function caseInsensitiveField(body: LosslessJson, key: string): LosslessJson | u
 }
 
 /** The provider client of a configuration, or null when PRICE_API_URL is not set. */
-export function priceIndexFromConfig(config: Pick<Config, "PRICE_API_URL" | "PRICE_API_KEY">, opts: Partial<PriceIndexOptions> = {}): PriceIndexClient | null {
+export function priceIndexFromConfig(
+  config: Pick<Config, "PRICE_API_URL" | "PRICE_API_KEY">,
+  opts: Partial<PriceIndexOptions> = {},
+): PriceIndexClient | null {
   if (!config.PRICE_API_URL) return null;
   return new PriceIndexClient({ baseUrl: config.PRICE_API_URL, apiKey: config.PRICE_API_KEY, ...opts });
 }

@@ -80,7 +80,8 @@ export function parseCustomPriceUsd(v: unknown): bigint | null {
 
 export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> {
   const { deps, chainId, token } = args;
-  if (token.kind === "stablecoin") return { status: "ok", price: { priceUsd: "1", priceUsd18: ONE_USD18, source: "stablecoin" }, skipped: [] };
+  if (token.kind === "stablecoin")
+    return { status: "ok", price: { priceUsd: "1", priceUsd18: ONE_USD18, source: "stablecoin" }, skipped: [] };
 
   const errors: string[] = [];
 
@@ -88,7 +89,8 @@ export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> 
   const index = args.priceIndex !== undefined ? args.priceIndex : priceIndexFromConfig(deps.config);
   if (index) {
     const r = await index.tokenPrice(chainId, token.address);
-    if (r.status === "ok") return { status: "ok", price: { priceUsd: r.value.priceUsd, priceUsd18: r.value.priceUsd18, source: "indexer" }, skipped: [] };
+    if (r.status === "ok")
+      return { status: "ok", price: { priceUsd: r.value.priceUsd, priceUsd18: r.value.priceUsd18, source: "indexer" }, skipped: [] };
     if (r.status === "error") errors.push(`price index: ${r.error}`);
   }
 
@@ -97,7 +99,12 @@ export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> 
   if (symbol && normalizeOracleSymbol(symbol)) {
     try {
       const o = await readOraclePrice(deps, symbol, { chainId });
-      if (o) return { status: "ok", price: { priceUsd: formatPrice18(o.priceRaw), priceUsd18: o.priceRaw, source: "trusted_oracle", updatedAt: o.updatedAt }, skipped: errors };
+      if (o)
+        return {
+          status: "ok",
+          price: { priceUsd: formatPrice18(o.priceRaw), priceUsd18: o.priceRaw, source: "trusted_oracle", updatedAt: o.updatedAt },
+          skipped: errors,
+        };
     } catch (e) {
       if (!(e instanceof OracleUnavailableError)) throw e;
       errors.push(`oracle: ${e.message}`);
@@ -108,7 +115,8 @@ export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> 
 
   // (3) merchant's custom price
   const custom = parseCustomPriceUsd(args.customPriceUsd);
-  if (custom !== null) return { status: "ok", price: { priceUsd: formatPrice18(custom), priceUsd18: custom, source: "custom" }, skipped: [] };
+  if (custom !== null)
+    return { status: "ok", price: { priceUsd: formatPrice18(custom), priceUsd18: custom, source: "custom" }, skipped: [] };
   return { status: "none" };
 }
 
@@ -129,8 +137,17 @@ export async function resolveTokenPriceUsd(args: ResolveArgs): Promise<ResolvedP
  * the oracle by the registry's native oracle symbol. Null when the chain has no native coin in the
  * registry or no source prices it; throws PriceUnavailableError like resolveTokenPriceUsd.
  */
-export async function resolveNativePriceUsd(deps: ResolveArgs["deps"], chainId: number, priceIndex?: PriceIndexClient | null): Promise<ResolvedPrice | null> {
+export async function resolveNativePriceUsd(
+  deps: ResolveArgs["deps"],
+  chainId: number,
+  priceIndex?: PriceIndexClient | null,
+): Promise<ResolvedPrice | null> {
   const native = chainInfo(chainId)?.native;
   if (!native) return null;
-  return resolveTokenPriceUsd({ deps, chainId, token: { address: zeroAddress, symbol: native.symbol, kind: "native", oracleSymbol: native.oracleSymbol }, priceIndex });
+  return resolveTokenPriceUsd({
+    deps,
+    chainId,
+    token: { address: zeroAddress, symbol: native.symbol, kind: "native", oracleSymbol: native.oracleSymbol },
+    priceIndex,
+  });
 }

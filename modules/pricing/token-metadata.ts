@@ -1,4 +1,14 @@
-import { BaseError, erc20Abi, hexToString, HttpRequestError, TimeoutError, WebSocketRequestError, zeroAddress, type Address, type PublicClient } from "viem";
+import {
+  BaseError,
+  erc20Abi,
+  hexToString,
+  HttpRequestError,
+  TimeoutError,
+  WebSocketRequestError,
+  zeroAddress,
+  type Address,
+  type PublicClient,
+} from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { chainInfo } from "../../chains/registry.js";
 import { priceIndexFromConfig, type IndexedPrice, type PriceIndexClient } from "./price-index.js";
@@ -26,11 +36,13 @@ export type TokenMetadata = {
   price: IndexedPrice | null;
 };
 
-export type MetadataOutcome = { status: "ok"; value: TokenMetadata } | { status: "not_token"; reason: string } | { status: "error"; error: string };
+export type MetadataOutcome =
+  { status: "ok"; value: TokenMetadata } | { status: "not_token"; reason: string } | { status: "error"; error: string };
 
 /** A viem error caused by the transport (HTTP failure, timeout), as opposed to the contract's answer. */
 export function isTransportError(e: unknown): boolean {
-  if (e instanceof BaseError) return Boolean(e.walk((x) => x instanceof HttpRequestError || x instanceof TimeoutError || x instanceof WebSocketRequestError));
+  if (e instanceof BaseError)
+    return Boolean(e.walk((x) => x instanceof HttpRequestError || x instanceof TimeoutError || x instanceof WebSocketRequestError));
   return false;
 }
 
@@ -58,7 +70,10 @@ async function readText(client: PublicClient, address: Address, fn: "name" | "sy
 }
 
 /** Reads an ERC-20's name, symbol and decimals. Throws NotTokenError (not an ERC-20) or the transport error. */
-export async function readContractMetadata(client: PublicClient, address: Address): Promise<{ name: string | null; symbol: string | null; decimals: number }> {
+export async function readContractMetadata(
+  client: PublicClient,
+  address: Address,
+): Promise<{ name: string | null; symbol: string | null; decimals: number }> {
   const code = await client.getCode({ address });
   if (!code || code === "0x") throw new NotTokenError("no contract at address");
   const [name, symbol, decimals] = await Promise.all([
@@ -95,7 +110,13 @@ export async function lookupTokenMetadata(
     if (!info.native) return { status: "not_token", reason: "chain has no native coin" };
     return {
       status: "ok",
-      value: { name: fromProvider?.name ?? info.native.symbol, symbol: fromProvider?.symbol ?? info.native.symbol, decimals: 18, logo: fromProvider?.logo ?? null, price: fromProvider?.price ?? null },
+      value: {
+        name: fromProvider?.name ?? info.native.symbol,
+        symbol: fromProvider?.symbol ?? info.native.symbol,
+        decimals: 18,
+        logo: fromProvider?.logo ?? null,
+        price: fromProvider?.price ?? null,
+      },
     };
   }
 

@@ -1,11 +1,11 @@
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
-import { gasTankBalance } from "../gas-tank/ledger.js";
+import { debitSettlementFee, gasTankBalance, latestLedgerEntryId } from "../gas-tank/ledger.js";
 import { transition } from "../payments/state-machine.js";
 import type { PaymentRow } from "../payments/types.js";
 import { sweepFeeUnits, usesGasTank } from "./plan.js";
-import { usdt } from "./shared.js";
+import { usdt } from "../gas-tank/usdt.js";
 
 /**
  * Step 1: paid / awaiting_gas -> deploying_wallet. In Gas Tank mode the fee is debited in the same
@@ -31,7 +31,7 @@ export async function reserve(deps: AppDeps, chain: ActiveChain): Promise<void> 
         const need = BigInt(p.gas_tank_fee_micros);
         const balance = await gasTankBalance(client, p.merchant_id);
         if (balance < need) {
-          const seen = (await client.query(`SELECT COALESCE(max(id), 0)::text AS id FROM ledger_entries WHERE merchant_id = $1`, [p.merchant_id])).rows[0].id;
+          const seen = await latestLedgerEntryId(client, p.merchant_id);
           if (p.status === "awaiting_gas") await client.query(`UPDATE payments SET gas_checked_ledger_id = $2 WHERE id = $1`, [p.id, seen]);
           else
             await transition(client, p.id, {
@@ -47,13 +47,13 @@ export async function reserve(deps: AppDeps, chain: ActiveChain): Promise<void> 
             });
           return;
         }
-        const moved = await transition(client, p.id, { from: ["paid", "awaiting_gas"], to: "deploying_wallet", reason: "settlement reserved", now });
-        if (moved && need > 0n)
-          await client.query(
-            `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, payment_id, chain_id, reference) VALUES ($1, 'settlement_fee', $2, $3, $4, $5)
-             ON CONFLICT (reference) DO NOTHING`,
-            [p.merchant_id, (-need).toString(), p.id, p.chain_id, `fee:${p.id}`],
-          );
+        const moved = await transition(client, p.id, {
+          from: ["paid", "awaiting_gas"],
+          to: "deploying_wallet",
+          reason: "settlement reserved",
+          now,
+        });
+        if (moved && need > 0n) await debitSettlementFee(client, p, need);
         return;
       }
       if (sweepFeeUnits(p) > BigInt(p.received_units)) {

@@ -1,11 +1,9 @@
-import type { PoolClient } from "pg";
 import type { Hex } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
 import type { BroadcastHooks } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
-import { formatAmount } from "../../core/money.js";
-import { GAS_TANK_DECIMALS } from "../gas-tank/usdt.js";
+import { refundSettlementFee } from "../gas-tank/ledger.js";
 import { transition } from "../payments/state-machine.js";
 import type { PaymentRow } from "../payments/types.js";
 
@@ -13,7 +11,6 @@ import type { PaymentRow } from "../payments/types.js";
 export const LIVE = `('signed', 'sent')`;
 /** Settlements that cover their payments: in flight, or mined and waiting for the sweep to be indexed. */
 export const COVERING = `('signed', 'sent', 'mined')`;
-export const usdt = (micros: bigint) => formatAmount(micros, GAS_TANK_DECIMALS);
 
 /** Test seams: crash the settler at the two points a crash can leave a transaction half-recorded. */
 export type SettlerHooks = BroadcastHooks;
@@ -36,16 +33,7 @@ export async function failPayments(deps: AppDeps, rows: PaymentRow[], reason: st
         event: { name: "payment.failed", extra: { reason } },
         now,
       });
-      if (failed) await refundGasTank(client, p);
+      if (failed) await refundSettlementFee(client, p.id);
     });
   }
-}
-
-async function refundGasTank(client: PoolClient, p: PaymentRow) {
-  await client.query(
-    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, payment_id, chain_id, reference)
-     SELECT merchant_id, 'settlement_refund', -amount_micros, payment_id, chain_id, 'refund:' || payment_id FROM ledger_entries WHERE reference = $1
-     ON CONFLICT (reference) DO NOTHING`,
-    [`fee:${p.id}`],
-  );
 }

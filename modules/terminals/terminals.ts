@@ -24,13 +24,20 @@ export async function listTerminals(db: Db, merchantId: string) {
 
 /** Deletes the live terminal of `code`; returns the deleted rows (none when there was none). */
 export async function deleteTerminal(db: Db, merchantId: string, code: string, now = new Date()) {
-  return db.orm.update(terminals).set({ deletedAt: now }).where(and(live(merchantId), eq(terminals.code, code))).returning();
+  return db.orm
+    .update(terminals)
+    .set({ deletedAt: now })
+    .where(and(live(merchantId), eq(terminals.code, code)))
+    .returning();
 }
 
 /** The id of the merchant's live terminal named by a `POS-{CODE}-...` orderId; null for any other orderId. */
 export async function terminalIdForOrder(db: Db, merchantId: string, orderId: string): Promise<string | null> {
   const code = TERMINAL_ORDER_RE.exec(orderId)?.[1];
   if (!code) return null;
-  const [row] = await db.orm.select({ id: terminals.id }).from(terminals).where(and(live(merchantId), eq(terminals.code, code)));
+  const [row] = await db.orm
+    .select({ id: terminals.id })
+    .from(terminals)
+    .where(and(live(merchantId), eq(terminals.code, code)));
   return row?.id ?? null;
 }

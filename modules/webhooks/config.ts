@@ -36,8 +36,17 @@ export type WebhookConfigView = {
 };
 
 /** The fields both webhook kinds show, in this order. */
-export function viewWebhookTarget(row: Pick<WebhookConfigRow, "id" | "url" | "events" | "is_active" | "secret">, opts: { revealSecret?: boolean }) {
-  return { id: row.id, url: row.url, events: row.events, isActive: row.is_active, secret: opts.revealSecret ? row.secret : maskSecret(row.secret) };
+export function viewWebhookTarget(
+  row: Pick<WebhookConfigRow, "id" | "url" | "events" | "is_active" | "secret">,
+  opts: { revealSecret?: boolean },
+) {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    isActive: row.is_active,
+    secret: opts.revealSecret ? row.secret : maskSecret(row.secret),
+  };
 }
 
 export function viewWebhookConfig(row: WebhookConfigRow, opts: { revealSecret?: boolean } = {}): WebhookConfigView {
@@ -81,7 +90,11 @@ export type PutWebhookInput = { url: string; events?: PaymentEventName[]; isActi
 
 /** PUT body: `{url, events?, isActive?, legacy?}`; the URL must be HTTPS and (unless allowed) public. Throws Invalid. */
 export async function validatePutWebhook(raw: unknown, opts: { allowPrivate: boolean }): Promise<PutWebhookInput> {
-  const { body, url, events, isActive } = await validateWebhookFields(raw, { ...opts, allowed: PAYMENT_EVENTS, known: ["url", "events", "isActive", "legacy"] });
+  const { body, url, events, isActive } = await validateWebhookFields(raw, {
+    ...opts,
+    allowed: PAYMENT_EVENTS,
+    known: ["url", "events", "isActive", "legacy"],
+  });
   const input: PutWebhookInput = { url };
   if (events !== undefined) input.events = events;
   if (isActive !== undefined) input.isActive = isActive;
@@ -108,14 +121,24 @@ export async function putWebhookConfig(
   const at = new Date(now);
   for (let i = 0; ; i++) {
     const out = await withTransaction(db, async (client) => {
-      const { rows } = await client.query<WebhookConfigRow>(`SELECT * FROM webhook_configs WHERE merchant_id = $1 FOR UPDATE`, [merchantId]);
+      const { rows } = await client.query<WebhookConfigRow>(`SELECT * FROM webhook_configs WHERE merchant_id = $1 FOR UPDATE`, [
+        merchantId,
+      ]);
       const current = rows[0];
       if (!current) {
         const inserted = await client.query<WebhookConfigRow>(
           `INSERT INTO webhook_configs (merchant_id, url, events, is_active, secret, legacy_api_key, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
            ON CONFLICT (merchant_id) DO NOTHING RETURNING *`,
-          [merchantId, input.url, input.events ?? DEFAULT_PAYMENT_EVENTS, input.isActive ?? true, input.legacy ? null : generateWebhookSecret(), input.legacy ? apiKey : null, at],
+          [
+            merchantId,
+            input.url,
+            input.events ?? DEFAULT_PAYMENT_EVENTS,
+            input.isActive ?? true,
+            input.legacy ? null : generateWebhookSecret(),
+            input.legacy ? apiKey : null,
+            at,
+          ],
         );
         return inserted.rows[0] ? { created: true, row: inserted.rows[0] } : null; // null: a concurrent PUT created it
       }

@@ -60,7 +60,8 @@ export async function postWebhook(
   } catch {
     return done({ ok: false, httpStatus: null, response: null, error: "invalid url" });
   }
-  if (url.protocol !== "https:") return done({ ok: false, httpStatus: null, response: null, error: "blocked: webhook URLs must use HTTPS" });
+  if (url.protocol !== "https:")
+    return done({ ok: false, httpStatus: null, response: null, error: "blocked: webhook URLs must use HTTPS" });
   // IP literals never go through DNS, so the connection-time lookup cannot check them: check here.
   const host = hostOf(url);
   if (!opts.allowPrivate && net.isIP(host) && isPrivateAddress(host))
@@ -111,17 +112,27 @@ function truncateText(s: string, truncated: boolean): string | null {
   return s.length > LOGGED_RESPONSE_CHARS || truncated ? `${s.slice(0, LOGGED_RESPONSE_CHARS)}…[truncated]` : s;
 }
 
-const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT", "ESOCKETTIMEDOUT"]);
+const TIMEOUT_CODES = new Set([
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "ETIMEDOUT",
+  "ESOCKETTIMEDOUT",
+]);
 const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL"]);
 
 /** A short, classified reason for the delivery log. */
 export function describeError(e: unknown, timeoutMs: number): string {
   const err = e as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = err?.code ?? err?.cause?.code ?? "";
-  const msg = String(err?.message ?? e).split("\n")[0]!.slice(0, 300);
-  if (err?.name === "TimeoutError" || err?.name === "AbortError" || TIMEOUT_CODES.has(code)) return `timeout: no complete response within ${timeoutMs} ms`;
+  const msg = String(err?.message ?? e)
+    .split("\n")[0]!
+    .slice(0, 300);
+  if (err?.name === "TimeoutError" || err?.name === "AbortError" || TIMEOUT_CODES.has(code))
+    return `timeout: no complete response within ${timeoutMs} ms`;
   if (code === "EWEBHOOK_PRIVATE_ADDRESS") return `blocked: ${msg}`;
   if (DNS_CODES.has(code)) return `dns: ${code} ${msg}`;
-  if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code) || /certificate|tls|ssl/i.test(msg)) return `tls: ${code ? `${code} ` : ""}${msg}`;
+  if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code) || /certificate|tls|ssl/i.test(msg))
+    return `tls: ${code ? `${code} ` : ""}${msg}`;
   return `connection: ${code ? `${code} ` : ""}${msg}`;
 }

@@ -138,10 +138,22 @@ export async function listDeliveries(
   return { deliveries: page.map(view), nextCursor: hasMore && last ? encodeCursor({ at: last.cursor, id: last.id }) : null, hasMore };
 }
 
-export type AttemptView = { attempt: number; url: string; httpStatus: number | null; response: string | null; error: string | null; durationMs: number | null; at: number };
+export type AttemptView = {
+  attempt: number;
+  url: string;
+  httpStatus: number | null;
+  response: string | null;
+  error: string | null;
+  durationMs: number | null;
+  at: number;
+};
 
 /** One delivery with its body and every attempt; NotFound when it is outside the scope (or does not exist). */
-export async function getDelivery(db: Db, id: string, scope: DeliveryScope = {}): Promise<DeliveryView & { payload: unknown; attemptLog: AttemptView[] }> {
+export async function getDelivery(
+  db: Db,
+  id: string,
+  scope: DeliveryScope = {},
+): Promise<DeliveryView & { payload: unknown; attemptLog: AttemptView[] }> {
   if (!isUuid(id)) throw new NotFound(NOT_FOUND);
   const { rows } = await db.pool.query<DeliveryRow & { payload: unknown }>(
     `SELECT ${COLUMNS}, payload FROM webhook_deliveries WHERE id = $1 AND ${IN_SCOPE}`,

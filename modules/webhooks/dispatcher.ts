@@ -58,10 +58,13 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
   };
 
   const skipReason = (d: ClaimedDelivery) =>
-    d.url === null ? "webhook configuration deleted"
-    : !d.is_active ? "webhook inactive"
-    : d.kind === "payment" && !d.signing_key ? "webhook has no signing key (regenerate its secret)"
-    : null;
+    d.url === null
+      ? "webhook configuration deleted"
+      : !d.is_active
+        ? "webhook inactive"
+        : d.kind === "payment" && !d.signing_key
+          ? "webhook has no signing key (regenerate its secret)"
+          : null;
 
   return {
     async run(deps) {
@@ -82,7 +85,13 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
             stats.skipped++;
             return;
           }
-          const headers = webhookHeaders({ scheme: d.kind, id: d.id, timestampSeconds: Math.floor(deps.now() / 1000), rawBody: d.body, signingKey: d.signing_key });
+          const headers = webhookHeaders({
+            scheme: d.kind,
+            id: d.id,
+            timestampSeconds: Math.floor(deps.now() / 1000),
+            rawBody: d.body,
+            signingKey: d.signing_key,
+          });
           const outcome = await postWebhook(
             { url: d.url!, body: d.body, headers },
             { dispatcher: agent, allowPrivate, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes },

@@ -1,5 +1,11 @@
 /** Payment webhook events (spec "Events"): all five are subscribable. */
-export const PAYMENT_EVENTS = ["payment.completed", "payment.withdrawn", "payment.awaiting_gas", "payment.failed", "payment.expired"] as const;
+export const PAYMENT_EVENTS = [
+  "payment.completed",
+  "payment.withdrawn",
+  "payment.awaiting_gas",
+  "payment.failed",
+  "payment.expired",
+] as const;
 export type PaymentEventName = (typeof PAYMENT_EVENTS)[number];
 
 /** Subscription when `events` is omitted on creation. */
@@ -10,7 +16,8 @@ export const VAULT_EVENTS = ["deposit.completed", "deposit.failed"] as const;
 export type VaultEventName = (typeof VAULT_EVENTS)[number];
 export const VAULT_SUBSCRIPTIONS = [...VAULT_EVENTS, "deposit.*"] as const;
 
-export const isPaymentEvent = (e: unknown): e is PaymentEventName => typeof e === "string" && (PAYMENT_EVENTS as readonly string[]).includes(e);
+export const isPaymentEvent = (e: unknown): e is PaymentEventName =>
+  typeof e === "string" && (PAYMENT_EVENTS as readonly string[]).includes(e);
 export const isVaultEvent = (e: unknown): e is VaultEventName => typeof e === "string" && (VAULT_EVENTS as readonly string[]).includes(e);
 
 /** Does a vault subscription list (`deposit.completed`, `deposit.*`, …) cover this event? */
@@ -22,10 +29,17 @@ export function vaultSubscribed(events: readonly string[], event: VaultEventName
  * Validates a requested event list against the allowed names: unknown names are an error, duplicates
  * are dropped, order is kept. An empty list is refused (deactivate the webhook with `isActive: false`).
  */
-export function parseEventList<T extends string>(input: unknown, allowed: readonly T[]): { ok: true; events: T[] } | { ok: false; error: string } {
+export function parseEventList<T extends string>(
+  input: unknown,
+  allowed: readonly T[],
+): { ok: true; events: T[] } | { ok: false; error: string } {
   if (!Array.isArray(input) || input.some((e) => typeof e !== "string")) return { ok: false, error: "events must be an array of strings" };
   if (input.length === 0) return { ok: false, error: "events must contain at least one event" };
   const unknown = input.filter((e) => !(allowed as readonly string[]).includes(e));
-  if (unknown.length) return { ok: false, error: `Unknown event${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. Subscribable events: ${allowed.join(", ")}` };
+  if (unknown.length)
+    return {
+      ok: false,
+      error: `Unknown event${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. Subscribable events: ${allowed.join(", ")}`,
+    };
   return { ok: true, events: [...new Set(input as T[])] };
 }

@@ -29,14 +29,31 @@ async function insertDelivery(client: pg.PoolClient, d: Insert): Promise<boolean
        (merchant_id, kind, event, payment_id, deposit_id, dedupe_key, payload, body, max_attempts, next_attempt_at, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, COALESCE($10::timestamptz, now()), COALESCE($10::timestamptz, now()))
      ON CONFLICT (dedupe_key) DO NOTHING`,
-    [d.merchantId, d.kind, d.event, d.paymentId, d.depositId, d.dedupeKey, body, body, maxAttemptsFor(d.event), d.at === null ? null : new Date(d.at)],
+    [
+      d.merchantId,
+      d.kind,
+      d.event,
+      d.paymentId,
+      d.depositId,
+      d.dedupeKey,
+      body,
+      body,
+      maxAttemptsFor(d.event),
+      d.at === null ? null : new Date(d.at),
+    ],
   );
   return rowCount === 1;
 }
 
 /** The events the merchant's active webhook subscribes to; null without one. */
-async function activeEvents(client: pg.PoolClient, table: "webhook_configs" | "vault_webhook_configs", merchantId: string): Promise<string[] | null> {
-  const { rows } = await client.query<{ events: string[] }>(`SELECT events FROM ${table} WHERE merchant_id = $1 AND is_active`, [merchantId]);
+async function activeEvents(
+  client: pg.PoolClient,
+  table: "webhook_configs" | "vault_webhook_configs",
+  merchantId: string,
+): Promise<string[] | null> {
+  const { rows } = await client.query<{ events: string[] }>(`SELECT events FROM ${table} WHERE merchant_id = $1 AND is_active`, [
+    merchantId,
+  ]);
   return rows[0]?.events ?? null;
 }
 
@@ -52,10 +69,18 @@ const eventTime = (input: { now?: number }, fallback: unknown): number | null =>
  */
 export async function enqueuePaymentWebhook(
   client: pg.PoolClient,
-  input: { merchantId: string; paymentId: string; event: PaymentWebhookEvent; payload: Record<string, unknown>; dedupeKey: string; now?: number },
+  input: {
+    merchantId: string;
+    paymentId: string;
+    event: PaymentWebhookEvent;
+    payload: Record<string, unknown>;
+    dedupeKey: string;
+    now?: number;
+  },
 ): Promise<boolean> {
   if (!isPaymentEvent(input.event)) throw new Error(`unknown payment webhook event: ${String(input.event)}`);
-  if (input.payload.event !== input.event) throw new Error(`webhook payload.event (${String(input.payload.event)}) differs from event ${input.event}`);
+  if (input.payload.event !== input.event)
+    throw new Error(`webhook payload.event (${String(input.payload.event)}) differs from event ${input.event}`);
   const events = await activeEvents(client, "webhook_configs", input.merchantId);
   if (!events?.includes(input.event)) return false;
   return insertDelivery(client, {
@@ -79,7 +104,14 @@ export async function enqueuePaymentWebhook(
  */
 export async function enqueueVaultWebhook(
   client: pg.PoolClient,
-  input: { merchantId: string; depositId: string; event: VaultWebhookEvent; data: Record<string, unknown>; dedupeKey: string; now?: number },
+  input: {
+    merchantId: string;
+    depositId: string;
+    event: VaultWebhookEvent;
+    data: Record<string, unknown>;
+    dedupeKey: string;
+    now?: number;
+  },
 ): Promise<boolean> {
   if (!isVaultEvent(input.event)) throw new Error(`unknown vault webhook event: ${String(input.event)}`);
   const events = await activeEvents(client, "vault_webhook_configs", input.merchantId);

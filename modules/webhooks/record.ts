@@ -5,7 +5,14 @@ import type { ClaimedDelivery } from "./claim.js";
 
 export type RecordedStatus = "success" | "pending" | "failed" | "lost";
 
-type Item = { d: ClaimedDelivery; url: string; o: AttemptOutcome; now: number; resolve: (s: RecordedStatus) => void; reject: (e: unknown) => void };
+type Item = {
+  d: ClaimedDelivery;
+  url: string;
+  o: AttemptOutcome;
+  now: number;
+  resolve: (s: RecordedStatus) => void;
+  reject: (e: unknown) => void;
+};
 
 /**
  * Writes attempt results: logs the attempt (`webhook_attempts`) and moves the delivery on (success, the

@@ -7,7 +7,9 @@ import { SECRET_PREFIX } from "./secret.js";
  * of a legacy webhook).
  */
 export function bodySignature(rawBody: string, signingKey: string): string {
-  return createHash("sha256").update(rawBody + signingKey).digest("hex");
+  return createHash("sha256")
+    .update(rawBody + signingKey)
+    .digest("hex");
 }
 
 /**
@@ -16,7 +18,9 @@ export function bodySignature(rawBody: string, signingKey: string): string {
  * bytes (verify with `new Webhook(apiKey, { format: "raw" })`).
  */
 export function standardKey(signingKey: string): Buffer {
-  return signingKey.startsWith(SECRET_PREFIX) ? Buffer.from(signingKey.slice(SECRET_PREFIX.length), "base64") : Buffer.from(signingKey, "utf8");
+  return signingKey.startsWith(SECRET_PREFIX)
+    ? Buffer.from(signingKey.slice(SECRET_PREFIX.length), "base64")
+    : Buffer.from(signingKey, "utf8");
 }
 
 /** `webhook-signature`: `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}`. */
@@ -32,7 +36,13 @@ export type SignatureScheme = "payment" | "vault";
  * `webhook-timestamp` is the send time in Unix seconds. Without a key (a Vault webhook with no secret)
  * nothing is signed.
  */
-export function webhookHeaders(input: { scheme: SignatureScheme; id: string; timestampSeconds: number; rawBody: string; signingKey: string | null }): Record<string, string> {
+export function webhookHeaders(input: {
+  scheme: SignatureScheme;
+  id: string;
+  timestampSeconds: number;
+  rawBody: string;
+  signingKey: string | null;
+}): Record<string, string> {
   const h: Record<string, string> = {
     "content-type": "application/json",
     "user-agent": "chainpay-webhooks/1",

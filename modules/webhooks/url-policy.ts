@@ -79,7 +79,10 @@ export const PRIVATE_TARGET_ERROR = "Webhook URL must not point to a loopback, p
  * Where a URL may be saved: with private targets refused, every address its host resolves to must be
  * public (an IP literal is checked as is). An unresolvable host is refused too.
  */
-export async function checkWebhookTarget(url: URL, opts: { allowPrivate: boolean; lookup?: LookupAll }): Promise<{ ok: true } | { ok: false; error: string }> {
+export async function checkWebhookTarget(
+  url: URL,
+  opts: { allowPrivate: boolean; lookup?: LookupAll },
+): Promise<{ ok: true } | { ok: false; error: string }> {
   if (opts.allowPrivate) return { ok: true };
   const host = hostOf(url);
   if (net.isIP(host)) return isPrivateAddress(host) ? { ok: false, error: PRIVATE_TARGET_ERROR } : { ok: true };

@@ -27,7 +27,11 @@ export type VaultWebhookInput = { url: string; events: string[]; isActive?: bool
 
 /** `{url, events, isActive?}`: HTTPS, public unless allowed, events among deposit.completed, deposit.failed, deposit.* (default). Throws Invalid. */
 export async function validateVaultWebhookInput(raw: unknown, opts: { allowPrivate: boolean }): Promise<VaultWebhookInput> {
-  const { url, events, isActive } = await validateWebhookFields(raw, { ...opts, allowed: VAULT_SUBSCRIPTIONS, defaultEvents: ["deposit.*"] });
+  const { url, events, isActive } = await validateWebhookFields(raw, {
+    ...opts,
+    allowed: VAULT_SUBSCRIPTIONS,
+    defaultEvents: ["deposit.*"],
+  });
   return { url, events: events!, isActive };
 }
 

@@ -22,8 +22,16 @@ afterAll(() => svc?.stop());
 afterEach(() => void vi.restoreAllMocks());
 
 const payout = () => privateKeyToAccount(generatePrivateKey()).address;
-const token = (chainId: number, symbol: string) => svc.deps.chains.find((c) => c.chainId === chainId)!.tokens.find((t) => t.symbol === symbol)!;
-const body = (over: Record<string, unknown> = {}) => ({ merchant: payout(), chainId: "777177", token: token(777177, "USDT").address, amount: "12.5", orderId: `order-${randomUUID()}`, ...over });
+const token = (chainId: number, symbol: string) =>
+  svc.deps.chains.find((c) => c.chainId === chainId)!.tokens.find((t) => t.symbol === symbol)!;
+const body = (over: Record<string, unknown> = {}) => ({
+  merchant: payout(),
+  chainId: "777177",
+  token: token(777177, "USDT").address,
+  amount: "12.5",
+  orderId: `order-${randomUUID()}`,
+  ...over,
+});
 
 type Gql = { status: number; body: { data?: any; errors?: any[] }; headers: Headers };
 const gql = (query: string, variables?: Record<string, unknown>, apiKey?: string, headers?: Record<string, string>) =>
@@ -109,8 +117,17 @@ describe("payments: the GraphQL list is the REST list", () => {
     // The terminal, the native coin's oracle price and the stored options came through.
     const pos = (await gqlList(m.apiKey, { orderId: cases[4]!.orderId as string })).data[0];
     expect(pos.terminal).toMatchObject({ code: "FRONT1", name: "Front desk" });
-    expect((await gqlList(m.apiKey, { orderId: cases[2]!.orderId as string })).data[0]).toMatchObject({ chainId: "137", priceSource: "trusted_oracle", amount: "1234567.000000000000000001" });
-    expect((await gqlList(m.apiKey, { orderId: cases[1]!.orderId as string })).data[0]).toMatchObject({ blockConfirmations: 5, gasless: true, payerCoversFee: true, expiresAt: cases[1]!.expiresAt });
+    expect((await gqlList(m.apiKey, { orderId: cases[2]!.orderId as string })).data[0]).toMatchObject({
+      chainId: "137",
+      priceSource: "trusted_oracle",
+      amount: "1234567.000000000000000001",
+    });
+    expect((await gqlList(m.apiKey, { orderId: cases[1]!.orderId as string })).data[0]).toMatchObject({
+      blockConfirmations: 5,
+      gasless: true,
+      payerCoversFee: true,
+      expiresAt: cases[1]!.expiresAt,
+    });
   });
 
   it("a paid payment: transaction (block number beyond 32 bits), completedAt, settlement hash, receivedAmount", async () => {
@@ -133,7 +150,9 @@ describe("payments: the GraphQL list is the REST list", () => {
     const p = await svc.newMerchant();
     const make = Array.from({ length: 5 }, (_, i) => `c${i}: createPayment(input: $i${i}) { paymentId }`).join(" ");
     const vars = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`i${i}`, body()]));
-    const defs = Object.keys(vars).map((k) => `$${k}: CreatePaymentInput!`).join(", ");
+    const defs = Object.keys(vars)
+      .map((k) => `$${k}: CreatePaymentInput!`)
+      .join(", ");
     const res = await gql(`mutation (${defs}) { ${make} }`, vars, p.apiKey);
     expect(res.body.errors).toBeUndefined();
     const created = Object.values(res.body.data).map((c: any) => c.paymentId);
@@ -161,8 +180,17 @@ describe("payments: the GraphQL list is the REST list", () => {
     const all = await gqlList(p.apiKey, {});
     expect(all.data.map((x: any) => x.paymentId)).toEqual(walked);
     const after = String(all.data[2].createdAt);
-    const filters: Record<string, string>[] = [{ status: "pending" }, { status: "completed" }, { createdAfter: after }, { createdBefore: after, limit: "3" }, { createdAfter: new Date(0).toISOString() }];
-    for (const params of filters) expect(await gqlList(p.apiKey, { ...params, ...(params.limit ? { limit: Number(params.limit) } : {}) })).toEqual(await restList(p.apiKey, params));
+    const filters: Record<string, string>[] = [
+      { status: "pending" },
+      { status: "completed" },
+      { createdAfter: after },
+      { createdBefore: after, limit: "3" },
+      { createdAfter: new Date(0).toISOString() },
+    ];
+    for (const params of filters)
+      expect(await gqlList(p.apiKey, { ...params, ...(params.limit ? { limit: Number(params.limit) } : {}) })).toEqual(
+        await restList(p.apiKey, params),
+      );
   });
 
   it("invalid arguments: REST's message, extensions.code invalid_query, http 400", async () => {
@@ -192,7 +220,9 @@ describe("payments: the GraphQL list is the REST list", () => {
     const query = pool.query.bind(pool);
     vi.spyOn(console, "error").mockImplementation(() => {});
     vi.spyOn(pool, "query").mockImplementation(((text: unknown, ...rest: unknown[]) =>
-      typeof text === "string" && text.includes("FROM payments p LEFT JOIN terminals") ? Promise.reject(new Error("secret db detail")) : (query as any)(text, ...rest)) as any);
+      typeof text === "string" && text.includes("FROM payments p LEFT JOIN terminals")
+        ? Promise.reject(new Error("secret db detail"))
+        : (query as any)(text, ...rest)) as any);
     const rest = await svc.http("GET", "/v1/payments", { apiKey: m.apiKey });
     expect(rest).toMatchObject({ status: 500, body: { error: "Internal server error" } });
     const err = onlyError(await gql(`{ payments { hasMore } }`, undefined, m.apiKey), "payments");
@@ -202,12 +232,20 @@ describe("payments: the GraphQL list is the REST list", () => {
 });
 
 describe("createPayment: REST's checks, order, messages and statuses", () => {
-  const CODE: Record<number, string> = { 400: "BAD_USER_INPUT", 401: "UNAUTHENTICATED", 500: "INTERNAL_SERVER_ERROR", 503: "SERVICE_UNAVAILABLE" };
+  const CODE: Record<number, string> = {
+    400: "BAD_USER_INPUT",
+    401: "UNAUTHENTICATED",
+    500: "INTERNAL_SERVER_ERROR",
+    503: "SERVICE_UNAVAILABLE",
+  };
 
   /** POST /payments and createPayment with the same body: the same error. */
   async function sameError(input: Record<string, unknown>, apiKey: string | undefined, expected: { error: string; status: number }) {
     const rest = await svc.http("POST", "/payments", { body: input, apiKey });
-    expect({ status: rest.status, body: rest.body }, JSON.stringify(input).slice(0, 200)).toEqual({ status: expected.status, body: { error: expected.error } });
+    expect({ status: rest.status, body: rest.body }, JSON.stringify(input).slice(0, 200)).toEqual({
+      status: expected.status,
+      body: { error: expected.error },
+    });
     const err = onlyError(await gql(CREATE, { input }, apiKey), "createPayment");
     expect({ message: err.message, extensions: err.extensions, path: err.path }).toEqual({
       message: expected.error,
@@ -267,7 +305,9 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
     const query = pool.query.bind(pool);
     vi.spyOn(console, "error").mockImplementation(() => {});
     vi.spyOn(pool, "query").mockImplementation(((text: unknown, ...rest: unknown[]) =>
-      typeof text === "string" && text.startsWith("INSERT INTO payments") ? Promise.reject(new Error("db down")) : (query as any)(text, ...rest)) as any);
+      typeof text === "string" && text.startsWith("INSERT INTO payments")
+        ? Promise.reject(new Error("db down"))
+        : (query as any)(text, ...rest)) as any);
     await sameError(body(), key, { error: "Failed to create payment", status: 500 });
   });
 
@@ -293,7 +333,11 @@ describe("rate limits: createPayment 100 a minute per key (queries do not count)
       expect(res.status).toBe(200);
       expect(res.body.errors!.map((e) => e.message)).toEqual(Array(10).fill("Invalid form data"));
     }
-    const res = await gql(`mutation ($bad: CreatePaymentInput!) { c100: createPayment(input: $bad) { paymentId } }`, { bad: body({ orderId: "" }) }, r.apiKey);
+    const res = await gql(
+      `mutation ($bad: CreatePaymentInput!) { c100: createPayment(input: $bad) { paymentId } }`,
+      { bad: body({ orderId: "" }) },
+      r.apiKey,
+    );
     const errors = res.body.errors!;
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ message: "Too many requests", path: ["c100"], extensions: { code: "RATE_LIMITED", http: 429 } });
@@ -320,7 +364,11 @@ describe("rate limits: createPayment 100 a minute per key (queries do not count)
     const res = await gql(`{ b60: balance { balance } }`, undefined, r.apiKey);
     expect(res.status).toBe(200);
     expect(res.body.errors).toHaveLength(1);
-    expect(res.body.errors![0]).toMatchObject({ message: "Too many requests", path: ["b60"], extensions: { code: "RATE_LIMITED", http: 429 } });
+    expect(res.body.errors![0]).toMatchObject({
+      message: "Too many requests",
+      path: ["b60"],
+      extensions: { code: "RATE_LIMITED", http: 429 },
+    });
     expect(res.body.data.b60).toBeNull();
   });
 
@@ -337,23 +385,35 @@ describe("balance, promoStatus, withdrawPayment", () => {
 
   it("balance and promoStatus equal GET /balance and GET /promo-status", async () => {
     const b = await svc.newMerchant();
-    for (const [micros, used] of [[0n, 0], [12_345_678n, 1]] as const) {
+    for (const [micros, used] of [
+      [0n, 0],
+      [12_345_678n, 1],
+    ] as const) {
       if (micros) {
-        await svc.deps.db.pool.query(`INSERT INTO ledger_entries (merchant_id, kind, amount_micros, reference) VALUES ($1, 'adjustment', $2, $3)`, [b.id, micros.toString(), `test:${randomUUID()}`]);
+        await svc.deps.db.pool.query(
+          `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, reference) VALUES ($1, 'adjustment', $2, $3)`,
+          [b.id, micros.toString(), `test:${randomUUID()}`],
+        );
         const { paymentId } = await gqlCreate(b.apiKey, body());
-        await svc.deps.db.pool.query(`UPDATE payments SET status = 'completed', completed_at = now() WHERE id = $1 AND promo_applied`, [paymentId]);
+        await svc.deps.db.pool.query(`UPDATE payments SET status = 'completed', completed_at = now() WHERE id = $1 AND promo_applied`, [
+          paymentId,
+        ]);
       }
       const res = await gql(BALANCE, undefined, b.apiKey);
       expect(res.status).toBe(200);
       expect(res.body.errors).toBeUndefined();
-      const rest = { balance: (await svc.http("GET", "/balance", { apiKey: b.apiKey })).body, promoStatus: (await svc.http("GET", "/promo-status", { apiKey: b.apiKey })).body };
+      const rest = {
+        balance: (await svc.http("GET", "/balance", { apiKey: b.apiKey })).body,
+        promoStatus: (await svc.http("GET", "/promo-status", { apiKey: b.apiKey })).body,
+      };
       expect(res.body.data).toEqual(rest);
       expect(res.body.data.balance.balance).toBe(micros ? "12.345678" : "0.000000");
       expect(res.body.data.promoStatus.freeTransactions).toEqual({ eligible: true, used, remaining: 30 - used });
     }
     const { data } = (await gql(BALANCE, undefined, b.apiKey)).body;
     expect(data.balance.depositAddresses.map((d: any) => d.chainId).sort()).toEqual([137, 777177]);
-    for (const d of data.balance.depositAddresses) expect(d.tokens.map((t: any) => t.symbol)).toEqual(expect.arrayContaining([expect.stringMatching(/^USDT/)]));
+    for (const d of data.balance.depositAddresses)
+      expect(d.tokens.map((t: any) => t.symbol)).toEqual(expect.arrayContaining([expect.stringMatching(/^USDT/)]));
   });
 
   it("withdrawPayment: a partial payment -> withdrawing; then REST's 409; unknown, malformed or foreign ids are 404", async () => {
@@ -391,7 +451,10 @@ describe("authentication", () => {
       expect(res.body.errors!.map((e) => [e.path[0], e.message, e.extensions]).sort()).toEqual(
         ["balance", "payments", "promoStatus"].map((f) => [f, "Unauthorized", { code: "UNAUTHENTICATED", http: 401 }]),
       );
-      const w = onlyError(await gql(`mutation { withdrawPayment(paymentId: "${randomUUID()}") { status } }`, undefined, apiKey), "withdrawPayment");
+      const w = onlyError(
+        await gql(`mutation { withdrawPayment(paymentId: "${randomUUID()}") { status } }`, undefined, apiKey),
+        "withdrawPayment",
+      );
       expect(w).toMatchObject({ message: "Unauthorized", extensions: { code: "UNAUTHENTICATED", http: 401 } });
     }
     // A key of another merchant sees only its own payments.
@@ -410,19 +473,30 @@ describe("HTTP and limits", () => {
     const res = await gql(deep9, undefined, m.apiKey);
     expect(res.status).toBe(400);
     expect(res.body.data).toBeUndefined();
-    expect(res.body.errors).toContainEqual(expect.objectContaining({ message: "Query is too deep: depth 9 exceeds the limit of 8", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }));
+    expect(res.body.errors).toContainEqual(
+      expect.objectContaining({
+        message: "Query is too deep: depth 9 exceeds the limit of 8",
+        extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+      }),
+    );
     const ok8 = await gql(deep8, undefined, m.apiKey);
     expect(ok8.body.errors!.map((e) => e.message).filter((msg) => msg.includes("too deep"))).toEqual([]);
 
     const viaFragments = `query { ...Q } fragment Q on Query { payments { ...L } } fragment L on PaymentList { data { token { ${nest(["a", "b", "c", "d", "e"])} } } }`;
-    expect((await gql(viaFragments, undefined, m.apiKey)).body.errors).toContainEqual(expect.objectContaining({ message: "Query is too deep: depth 9 exceeds the limit of 8" }));
+    expect((await gql(viaFragments, undefined, m.apiKey)).body.errors).toContainEqual(
+      expect.objectContaining({ message: "Query is too deep: depth 9 exceeds the limit of 8" }),
+    );
 
     // Introspection (allowed outside production): graphql-js's full introspection query passes, deeper does not.
     const intro = await gql(getIntrospectionQuery(), undefined, m.apiKey);
     expect(intro.status).toBe(200);
     expect(intro.body.data.__schema.queryType.name).toBe("Query");
     // __schema types (fields type) x 7 name: depth 17.
-    const refused = await gql(`{ ${nest(["__schema", "types", ...Array(7).fill(["fields", "type"]).flat()], "name")} }`, undefined, m.apiKey);
+    const refused = await gql(
+      `{ ${nest(["__schema", "types", ...Array(7).fill(["fields", "type"]).flat()], "name")} }`,
+      undefined,
+      m.apiKey,
+    );
     expect(refused.status).toBe(400);
     expect(refused.body.errors![0].message).toMatch(/^Introspection query is too deep: depth \d+ exceeds the limit of 15$/);
   });
@@ -432,9 +506,15 @@ describe("HTTP and limits", () => {
     const req = { method: "POST" as const, apiKey: m.apiKey, clientIp: "127.0.0.1" };
     const schemaQuery = await executeGraphql(prod, { ...req, query: `{ __schema { queryType { name } } }` });
     expect(schemaQuery.status).toBe(400);
-    expect(schemaQuery.body.errors![0]).toMatchObject({ message: expect.stringContaining("introspection"), extensions: { code: "GRAPHQL_VALIDATION_FAILED" } });
+    expect(schemaQuery.body.errors![0]).toMatchObject({
+      message: expect.stringContaining("introspection"),
+      extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+    });
     expect((await executeGraphql(prod, { ...req, query: `{ __type(name: "Payment") { name } }` })).status).toBe(400);
-    expect(await executeGraphql(prod, { ...req, query: `{ __typename }` })).toEqual({ status: 200, body: { data: { __typename: "Query" } } });
+    expect(await executeGraphql(prod, { ...req, query: `{ __typename }` })).toEqual({
+      status: 200,
+      body: { data: { __typename: "Query" } },
+    });
     expect((await executeGraphql(svc.deps, { ...req, query: `{ __schema { queryType { name } } }` })).status).toBe(200);
   });
 
@@ -445,7 +525,10 @@ describe("HTTP and limits", () => {
     expect(ok.body.data.promoStatus.freeTransactions.used).toBeTypeOf("number");
     const big = await gql(padded(MAX_DOCUMENT_BYTES + 1), undefined, m.apiKey);
     expect(big.status).toBe(413);
-    expect(big.body.errors![0]).toEqual({ message: `Document too large: ${MAX_DOCUMENT_BYTES + 1} bytes (limit ${MAX_DOCUMENT_BYTES})`, extensions: { code: "PAYLOAD_TOO_LARGE" } });
+    expect(big.body.errors![0]).toEqual({
+      message: `Document too large: ${MAX_DOCUMENT_BYTES + 1} bytes (limit ${MAX_DOCUMENT_BYTES})`,
+      extensions: { code: "PAYLOAD_TOO_LARGE" },
+    });
     const huge = await svc.http("POST", "/graphql", { body: { query: PROMO, variables: { x: "x".repeat(70_000) } }, apiKey: m.apiKey });
     expect(huge.status).toBe(413);
   });
@@ -455,10 +538,18 @@ describe("HTTP and limits", () => {
     expect(get.status).toBe(200);
     expect(get.body.data.promoStatus.freeTransactions.used).toBeTypeOf("number");
     expect(get.headers.get("content-type")).toMatch(/^application\/json/);
-    const withVars = await svc.http("GET", `/graphql?query=${encodeURIComponent(LIST)}&variables=${encodeURIComponent(JSON.stringify({ limit: 1 }))}`, { apiKey: m.apiKey });
+    const withVars = await svc.http(
+      "GET",
+      `/graphql?query=${encodeURIComponent(LIST)}&variables=${encodeURIComponent(JSON.stringify({ limit: 1 }))}`,
+      { apiKey: m.apiKey },
+    );
     expect(withVars.body.data.payments.data).toHaveLength(1);
 
-    const mutation = await svc.http("GET", `/graphql?query=${encodeURIComponent(`mutation { withdrawPayment(paymentId: "x") { status } }`)}`, { apiKey: m.apiKey });
+    const mutation = await svc.http(
+      "GET",
+      `/graphql?query=${encodeURIComponent(`mutation { withdrawPayment(paymentId: "x") { status } }`)}`,
+      { apiKey: m.apiKey },
+    );
     expect(mutation.status).toBe(405);
     expect(mutation.headers.get("allow")).toBe("POST");
 
@@ -467,10 +558,17 @@ describe("HTTP and limits", () => {
     expect(parse.body.errors![0].extensions.code).toBe("GRAPHQL_PARSE_FAILED");
     const unknown = await gql(`{ nope }`, undefined, m.apiKey);
     expect(unknown.status).toBe(400);
-    expect(unknown.body.errors![0]).toMatchObject({ message: 'Cannot query field "nope" on type "Query".', extensions: { code: "GRAPHQL_VALIDATION_FAILED" } });
+    expect(unknown.body.errors![0]).toMatchObject({
+      message: 'Cannot query field "nope" on type "Query".',
+      extensions: { code: "GRAPHQL_VALIDATION_FAILED" },
+    });
     for (const raw of ["{not json", "[]", JSON.stringify({ query: 5 }), JSON.stringify({ query: PROMO, variables: [1] })])
       expect((await svc.http("POST", "/graphql", { body: raw, apiKey: m.apiKey })).status, raw).toBe(400);
-    const text = await fetch(`${svc.url}/graphql`, { method: "POST", body: JSON.stringify({ query: PROMO }), headers: { "x-api-key": m.apiKey, "content-type": "text/plain" } });
+    const text = await fetch(`${svc.url}/graphql`, {
+      method: "POST",
+      body: JSON.stringify({ query: PROMO }),
+      headers: { "x-api-key": m.apiKey, "content-type": "text/plain" },
+    });
     expect(text.status).toBe(415);
 
     const typed = await gql(PROMO, undefined, m.apiKey, { accept: "application/graphql-response+json, application/json;q=0.9" });

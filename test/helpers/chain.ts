@@ -35,19 +35,38 @@ export function chainHelpers(chain: ActiveChain) {
       return account;
     },
     async mint(symbol: string, to: Address, amount: bigint, minter?: PrivateKeyAccount) {
-      return wait(await walletOf(minter ?? (await this.newPayer())).writeContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "mint", args: [to, amount] }));
+      return wait(
+        await walletOf(minter ?? (await this.newPayer())).writeContract({
+          address: token(symbol).address,
+          abi: testTokenAbi,
+          functionName: "mint",
+          args: [to, amount],
+        }),
+      );
     },
     /** Mints to a payer, then the payer transfers to `to` (a real ERC-20 Transfer). */
     async pay(symbol: string, to: Address, amount: bigint, payer?: PrivateKeyAccount) {
       const from = payer ?? (await this.newPayer());
       await this.mint(symbol, from.address, amount, from);
-      return wait(await walletOf(from).writeContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "transfer", args: [to, amount] }));
+      return wait(
+        await walletOf(from).writeContract({
+          address: token(symbol).address,
+          abi: testTokenAbi,
+          functionName: "transfer",
+          args: [to, amount],
+        }),
+      );
     },
     async sendNative(to: Address, value: bigint, payer?: PrivateKeyAccount) {
       return wait(await walletOf(payer ?? (await this.newPayer())).sendTransaction({ to, value }));
     },
     async balanceOf(symbol: string, who: Address): Promise<bigint> {
-      return (await pub.readContract({ address: token(symbol).address, abi: testTokenAbi, functionName: "balanceOf", args: [who] })) as bigint;
+      return (await pub.readContract({
+        address: token(symbol).address,
+        abi: testTokenAbi,
+        functionName: "balanceOf",
+        args: [who],
+      })) as bigint;
     },
     async mine(blocks = 1) {
       await pub.request({ method: "anvil_mine" as any, params: [`0x${blocks.toString(16)}`] as any });
@@ -56,7 +75,10 @@ export function chainHelpers(chain: ActiveChain) {
 }
 
 /** Polls `fn` until it returns a truthy value. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, { timeout = 30_000, interval = 100, what = "condition" } = {}): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  { timeout = 30_000, interval = 100, what = "condition" } = {},
+): Promise<T> {
   const deadline = Date.now() + timeout;
   for (;;) {
     const v = await fn();

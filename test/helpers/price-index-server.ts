@@ -39,8 +39,8 @@ export type PriceIndexServer = {
   close(): Promise<void>;
 };
 
-const platformOf = (p: number | string) => (typeof p === "number" ? PRICE_INDEX_PLATFORMS[p] ?? `chain-${p}` : p);
-const coinOf = (p: number | string) => (typeof p === "number" ? NATIVE_COIN_IDS[p] ?? `coin-${p}` : p);
+const platformOf = (p: number | string) => (typeof p === "number" ? (PRICE_INDEX_PLATFORMS[p] ?? `chain-${p}`) : p);
+const coinOf = (p: number | string) => (typeof p === "number" ? (NATIVE_COIN_IDS[p] ?? `coin-${p}`) : p);
 
 export async function startPriceIndexServer(opts: { port?: number } = {}): Promise<PriceIndexServer> {
   const tokens = new Map<string, StandInToken>(); // `${platform}:${address lowercase}`
@@ -160,7 +160,12 @@ export async function startPriceIndexServer(opts: { port?: number } = {}): Promi
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { LOCAL_PRICES } = await import("../../local/deploy.js");
   const px = await startPriceIndexServer({ port: process.argv[2] ? Number(process.argv[2]) : undefined });
-  for (const [chainId, symbol] of [[1, "ETH"], [137, "MATIC"], [56, "BNB"], [8453, "ETH"]] as const) {
+  for (const [chainId, symbol] of [
+    [1, "ETH"],
+    [137, "MATIC"],
+    [56, "BNB"],
+    [8453, "ETH"],
+  ] as const) {
     const price = LOCAL_PRICES[symbol];
     if (price) px.setNative(chainId, price, { name: symbol, symbol });
   }

@@ -21,7 +21,11 @@ export type TestService = {
   clock: ReturnType<typeof testClock>;
   processors?: ProcessorRunner;
   newMerchant(opts?: { type?: MerchantType; name?: string; email?: string; password?: string }): Promise<{ id: string; apiKey: string }>;
-  http(method: string, path: string, opts?: { body?: unknown; apiKey?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  http(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; apiKey?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   stop(): Promise<void>;
 };
 
@@ -37,7 +41,8 @@ export async function startTestService(opts: { processors?: boolean; env?: Recor
   const deps = await createTestDeps({ now: clock.now, env: { ...opts.env, SETTLER_PRIVATE_KEY: settlerKey } });
   const api = await startApiServer(deps, 0);
   const url = `http://127.0.0.1:${api.port}/api`;
-  const processors = opts.processors === false ? undefined : startProcessors(deps, allProcessors(), process.env.DEBUG_PROCESSORS ? console.error : () => {});
+  const processors =
+    opts.processors === false ? undefined : startProcessors(deps, allProcessors(), process.env.DEBUG_PROCESSORS ? console.error : () => {});
   return {
     deps,
     url,
@@ -51,7 +56,11 @@ export async function startTestService(opts: { processors?: boolean; env?: Recor
       const headers: Record<string, string> = { ...o.headers };
       if (o.body !== undefined) headers["content-type"] = "application/json";
       if (o.apiKey) headers["x-api-key"] = o.apiKey;
-      const res = await fetch(url + path, { method, headers, body: o.body === undefined ? undefined : typeof o.body === "string" ? o.body : JSON.stringify(o.body) });
+      const res = await fetch(url + path, {
+        method,
+        headers,
+        body: o.body === undefined ? undefined : typeof o.body === "string" ? o.body : JSON.stringify(o.body),
+      });
       const text = await res.text();
       let body: any = text;
       try {
@@ -84,7 +93,12 @@ async function authorizeOn(deps: TestDeps, settler: Address) {
     const pub = deps.clients.get(chain.chainId)!;
     const owner = createWalletClient({ chain: viemChain(chain), transport: viemHttp(chain.rpcUrl), account: LOCAL_ROLES.deployer });
     await pub.request({ method: "anvil_setBalance" as any, params: [settler, `0x${parseEther("1000").toString(16)}`] as any });
-    const hash = await owner.writeContract({ address: chain.factory!, abi: walletFactoryAbi, functionName: "setSettler", args: [settler, true] });
+    const hash = await owner.writeContract({
+      address: chain.factory!,
+      abi: walletFactoryAbi,
+      functionName: "setSettler",
+      args: [settler, true],
+    });
     await pub.waitForTransactionReceipt({ hash, pollingInterval: 100 });
   }
 }

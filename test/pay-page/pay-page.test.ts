@@ -22,7 +22,15 @@ const payout = () => privateKeyToAccount(generatePrivateKey()).address;
 async function create(body: Record<string, unknown> = {}) {
   const res = await svc.http("POST", "/payments", {
     apiKey: merchant.apiKey,
-    body: { merchant: payout(), chainId: "777177", token: usdt(), amount: "5", orderId: `order-${Math.random()}`, redirectUrl: "https://shop.example/return", ...body },
+    body: {
+      merchant: payout(),
+      chainId: "777177",
+      token: usdt(),
+      amount: "5",
+      orderId: `order-${Math.random()}`,
+      redirectUrl: "https://shop.example/return",
+      ...body,
+    },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   const url = res.body.url as string;
@@ -35,7 +43,7 @@ const status = (id: string) => svc.http("GET", `/payments/${id}/status`);
 
 describe("GET /pay/:paymentId", () => {
   it("renders amount, token, network, recipient, an inline SVG QR, and escapes merchant text", async () => {
-    const id = await create({ orderId: "ord<&>\"1", description: `<script>alert("x")</script> & co` });
+    const id = await create({ orderId: 'ord<&>"1', description: `<script>alert("x")</script> & co` });
     const { body: v } = await status(id);
     const res = await page(id);
     expect(res.status).toBe(200);
@@ -102,8 +110,23 @@ describe("GET /api/payments/:paymentId/status", () => {
     const v = res.body;
     expect(Object.keys(v).sort()).toEqual(
       [
-        "amount", "amountDue", "chainId", "chainName", "description", "expiresAt", "orderId", "paymentId", "paymentUri",
-        "receivedAmount", "recipientAddress", "redirectUrl", "remainingAmount", "serverTime", "stage", "status", "token",
+        "amount",
+        "amountDue",
+        "chainId",
+        "chainName",
+        "description",
+        "expiresAt",
+        "orderId",
+        "paymentId",
+        "paymentUri",
+        "receivedAmount",
+        "recipientAddress",
+        "redirectUrl",
+        "remainingAmount",
+        "serverTime",
+        "stage",
+        "status",
+        "token",
       ].sort(),
     );
     expect(v).toMatchObject({
@@ -157,10 +180,13 @@ describe("GET /api/payments/:paymentId/status", () => {
     const id = await create({ gasless: true });
     const { body: v0 } = await status(id);
     await chainHelpers(chainOf(777177)).pay("USDT", v0.recipientAddress as Address, parseUnits("2", 6));
-    const v = await waitFor(async () => {
-      const { body } = await status(id);
-      return body.receivedAmount === "2" && body;
-    }, { timeout: 120_000, interval: 250, what: "partial payment in the status route" });
+    const v = await waitFor(
+      async () => {
+        const { body } = await status(id);
+        return body.receivedAmount === "2" && body;
+      },
+      { timeout: 120_000, interval: 250, what: "partial payment in the status route" },
+    );
     expect(v).toMatchObject({ status: "pending", stage: "awaiting_payment", remainingAmount: "3", redirectUrl: null });
     expect(v.paymentUri.endsWith("&uint256=3000000")).toBe(true);
     const html = await (await page(id)).text();
@@ -170,40 +196,47 @@ describe("GET /api/payments/:paymentId/status", () => {
 });
 
 describe("after a real payment on Anvil", () => {
-  it("moves to paid/completed; then the redirectUrl carries service, success and a hash that verify accepts", { timeout: 150_000 }, async () => {
-    const id = await create({ gasless: true });
-    const { body: v0 } = await status(id);
-    const seen: any[] = [];
-    const t0 = Date.now();
-    await chainHelpers(chainOf(777177)).pay("USDT", v0.recipientAddress as Address, 5_000000n);
-    const done = await waitFor(async () => {
-      const { status: code, body } = await status(id);
-      expect(code).toBe(200);
-      seen.push(body);
-      return body.status === "completed" && body;
-    }, { timeout: 120_000, interval: 250, what: "payment completed in the status route" });
-    console.log(`[pay-page] statuses seen: ${[...new Set(seen.map((s) => s.status))].join(" -> ")} in ${Date.now() - t0} ms`);
+  it(
+    "moves to paid/completed; then the redirectUrl carries service, success and a hash that verify accepts",
+    { timeout: 150_000 },
+    async () => {
+      const id = await create({ gasless: true });
+      const { body: v0 } = await status(id);
+      const seen: any[] = [];
+      const t0 = Date.now();
+      await chainHelpers(chainOf(777177)).pay("USDT", v0.recipientAddress as Address, 5_000000n);
+      const done = await waitFor(
+        async () => {
+          const { status: code, body } = await status(id);
+          expect(code).toBe(200);
+          seen.push(body);
+          return body.status === "completed" && body;
+        },
+        { timeout: 120_000, interval: 250, what: "payment completed in the status route" },
+      );
+      console.log(`[pay-page] statuses seen: ${[...new Set(seen.map((s) => s.status))].join(" -> ")} in ${Date.now() - t0} ms`);
 
-    // Before completion there is never a redirect (the merchant's verify would not say verified yet).
-    for (const s of seen.filter((s) => s.status !== "completed")) expect(s.redirectUrl, s.status).toBeNull();
-    expect(done).toMatchObject({ stage: "completed", receivedAmount: "5", remainingAmount: "0" });
+      // Before completion there is never a redirect (the merchant's verify would not say verified yet).
+      for (const s of seen.filter((s) => s.status !== "completed")) expect(s.redirectUrl, s.status).toBeNull();
+      expect(done).toMatchObject({ stage: "completed", receivedAmount: "5", remainingAmount: "0" });
 
-    const url = new URL(done.redirectUrl);
-    expect(`${url.origin}${url.pathname}`).toBe("https://shop.example/return");
-    expect(url.searchParams.get("service")).toBe(id);
-    expect(url.searchParams.get("success")).toBe("true");
-    const hash = url.searchParams.get("hash")!;
-    expect(hash).toMatch(/^[0-9a-f]{64}$/);
+      const url = new URL(done.redirectUrl);
+      expect(`${url.origin}${url.pathname}`).toBe("https://shop.example/return");
+      expect(url.searchParams.get("service")).toBe(id);
+      expect(url.searchParams.get("success")).toBe("true");
+      const hash = url.searchParams.get("hash")!;
+      expect(hash).toMatch(/^[0-9a-f]{64}$/);
 
-    const verify = await svc.http("GET", `/payments/verify?id=${encodeURIComponent(id)}&hash=${encodeURIComponent(hash)}`);
-    expect(verify.status).toBe(200);
-    expect(verify.body).toMatchObject({ valid: true, verified: true, payment: { paymentId: id, status: "completed", chainId: 777177 } });
+      const verify = await svc.http("GET", `/payments/verify?id=${encodeURIComponent(id)}&hash=${encodeURIComponent(hash)}`);
+      expect(verify.status).toBe(200);
+      expect(verify.body).toMatchObject({ valid: true, verified: true, payment: { paymentId: id, status: "completed", chainId: 777177 } });
 
-    // The page now shows the success state and embeds the redirect for its script.
-    const html = await (await page(id)).text();
-    expect(html).toContain('<span id="badge" class="badge completed">Paid</span>');
-    expect(html).toContain('<section id="pay" hidden>');
-    expect(html).toContain(JSON.stringify(done.redirectUrl).replace(/&/g, "\\u0026"));
-    expect(html).toContain(`<a href="${done.redirectUrl.replace(/&/g, "&amp;")}">Continue</a>`);
-  });
+      // The page now shows the success state and embeds the redirect for its script.
+      const html = await (await page(id)).text();
+      expect(html).toContain('<span id="badge" class="badge completed">Paid</span>');
+      expect(html).toContain('<section id="pay" hidden>');
+      expect(html).toContain(JSON.stringify(done.redirectUrl).replace(/&/g, "\\u0026"));
+      expect(html).toContain(`<a href="${done.redirectUrl.replace(/&/g, "&amp;")}">Continue</a>`);
+    },
+  );
 });

@@ -72,11 +72,13 @@ describe("toPublicView", () => {
       serverTime: 1_700_000_000_000,
       description: null,
       orderId: "order-1",
-      paymentUri: "ethereum:0x5FbDB2315678afecb367f032d93F642f64180aa3@777177/transfer?address=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC&uint256=5100000",
+      paymentUri:
+        "ethereum:0x5FbDB2315678afecb367f032d93F642f64180aa3@777177/transfer?address=0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC&uint256=5100000",
       redirectUrl: null,
     });
     const text = JSON.stringify(v);
-    for (const secret of ["m-internal", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "platform", "gas_tank", "salt", "price"]) expect(text).not.toContain(secret);
+    for (const secret of ["m-internal", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "platform", "gas_tank", "salt", "price"])
+      expect(text).not.toContain(secret);
   });
 
   it("after a partial payment: remaining amount, and the URI asks for the rest", () => {
@@ -119,9 +121,9 @@ describe("toPublicView", () => {
 
 describe("helpers", () => {
   it("EIP-681 URIs for ERC-20 and native", () => {
-    expect(eip681Uri({ chainId: 137, tokenAddress: "0x0000000000000000000000000000000000000000", recipient: "0xabc", units: 10n ** 18n })).toBe(
-      "ethereum:0xabc@137?value=1000000000000000000",
-    );
+    expect(
+      eip681Uri({ chainId: 137, tokenAddress: "0x0000000000000000000000000000000000000000", recipient: "0xabc", units: 10n ** 18n }),
+    ).toBe("ethereum:0xabc@137?value=1000000000000000000");
     expect(eip681Uri({ chainId: 1, tokenAddress: "0xdAC17F958D2ee523a2206206994597C13D831ec7", recipient: "0xabc", units: 1n })).toBe(
       "ethereum:0xdAC17F958D2ee523a2206206994597C13D831ec7@1/transfer?address=0xabc&uint256=1",
     );

@@ -16,7 +16,13 @@ async function merchantWithPayments(email: string, password: string, n: number):
   const usdt = svc.deps.chains.find((c) => c.chainId === 777177)!.tokens.find((t) => t.symbol === "USDT")!;
   const paymentIds: string[] = [];
   for (let i = 0; i < n; i++) {
-    const body = { merchant: privateKeyToAccount(generatePrivateKey()).address, chainId: "777177", token: usdt.address, amount: "2", orderId: `order-${randomUUID()}` };
+    const body = {
+      merchant: privateKeyToAccount(generatePrivateKey()).address,
+      chainId: "777177",
+      token: usdt.address,
+      amount: "2",
+      orderId: `order-${randomUUID()}`,
+    };
     const res = await svc.http("POST", "/payments", { body, apiKey: m.apiKey });
     expect(res.status).toBe(200);
     paymentIds.push(res.body.url.split("/pay/")[1]);
@@ -110,7 +116,13 @@ describe("dashboard session cookie on GET /v1/payments", () => {
     const cookie = await loginCookie(owner);
     const headers = { cookie: `cp_session=${cookie}` };
     const usdt = svc.deps.chains.find((c) => c.chainId === 777177)!.tokens.find((t) => t.symbol === "USDT")!;
-    const body = { merchant: privateKeyToAccount(generatePrivateKey()).address, chainId: "777177", token: usdt.address, amount: "1", orderId: "cookie" };
+    const body = {
+      merchant: privateKeyToAccount(generatePrivateKey()).address,
+      chainId: "777177",
+      token: usdt.address,
+      amount: "1",
+      orderId: "cookie",
+    };
     expect(await svc.http("POST", "/payments", { body, headers })).toMatchObject({ status: 401, body: { error: "Unauthorized" } });
     expect((await svc.http("GET", "/balance", { headers })).status).toBe(401);
     expect((await svc.http("GET", "/promo-status", { headers })).status).toBe(401);
@@ -129,7 +141,10 @@ describe("POST /auth/login errors", () => {
     const keyOnly = await svc.newMerchant({ email: `keyonly.${randomUUID().slice(0, 8)}@example.com` });
     const { rows } = await svc.deps.db.pool.query(`SELECT email FROM merchants WHERE id = $1`, [keyOnly.id]);
     expect(await login({ email: rows[0].email, password: "" })).toMatchObject({ status: 400 });
-    expect(await login({ email: rows[0].email, password: "anything" })).toMatchObject({ status: 401, body: { error: "Invalid email or password" } });
+    expect(await login({ email: rows[0].email, password: "anything" })).toMatchObject({
+      status: 401,
+      body: { error: "Invalid email or password" },
+    });
   });
 
   it("any e-mail an account was created with can log in (no stricter e-mail syntax at login than at sign-up)", async () => {
@@ -159,7 +174,14 @@ describe("POST /auth/login errors", () => {
   });
 
   it("a malformed body -> 400 Invalid form data", async () => {
-    for (const body of ["{nope", {}, { email: owner.email }, { password: "x" }, { email: 5, password: "x" }, { email: owner.email, password: 5 }]) {
+    for (const body of [
+      "{nope",
+      {},
+      { email: owner.email },
+      { password: "x" },
+      { email: 5, password: "x" },
+      { email: owner.email, password: 5 },
+    ]) {
       expect(await login(body), JSON.stringify(body)).toMatchObject({ status: 400, body: { error: "Invalid form data" } });
     }
   });

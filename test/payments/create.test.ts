@@ -19,11 +19,19 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const DECIMAL = /^\d+(\.\d+)?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-const tokenOf = (chainId: number, symbol: string) => svc.deps.chains.find((c) => c.chainId === chainId)!.tokens.find((t) => t.symbol === symbol)!;
+const tokenOf = (chainId: number, symbol: string) =>
+  svc.deps.chains.find((c) => c.chainId === chainId)!.tokens.find((t) => t.symbol === symbol)!;
 const payout = () => privateKeyToAccount(generatePrivateKey()).address;
 const USDT = () => tokenOf(777177, "USDT");
 /** A valid body on the service chain (stablecoin, no gas fee): the cheapest valid creation. */
-const body = (over: Record<string, unknown> = {}) => ({ merchant: payout(), chainId: "777177", token: USDT().address, amount: "12.5", orderId: `order-${randomUUID()}`, ...over });
+const body = (over: Record<string, unknown> = {}) => ({
+  merchant: payout(),
+  chainId: "777177",
+  token: USDT().address,
+  amount: "12.5",
+  orderId: `order-${randomUUID()}`,
+  ...over,
+});
 
 /** The limiter allows 100 requests/minute per key: error cases rotate over fresh merchants' keys. */
 let errKey: { key: string; uses: number } | undefined;
@@ -73,7 +81,26 @@ describe("POST /payments: success", () => {
     const { id, body: b } = await create(m.apiKey, { merchant: merchant.toLowerCase(), amount: "12.345678", description: "Two coffees" });
     const after = svc.clock.now();
     const p = await one(m.apiKey, id, b.orderId);
-    for (const field of ["paymentId", "orderId", "description", "status", "createdAt", "completedAt", "expiresAt", "chainId", "token", "amount", "merchant", "recipientAddress", "transaction", "fees", "gasless", "payerCoversFee", "terminal", "priceSource"])
+    for (const field of [
+      "paymentId",
+      "orderId",
+      "description",
+      "status",
+      "createdAt",
+      "completedAt",
+      "expiresAt",
+      "chainId",
+      "token",
+      "amount",
+      "merchant",
+      "recipientAddress",
+      "transaction",
+      "fees",
+      "gasless",
+      "payerCoversFee",
+      "terminal",
+      "priceSource",
+    ])
       expect(p, field).toHaveProperty(field);
     expect(p).toMatchObject({
       paymentId: id,
@@ -154,7 +181,10 @@ describe("POST /payments: success", () => {
 
   it("USDT0 on 137 and USDC on 777177 are stablecoins (priceSource `stablecoin`)", async () => {
     const m = await svc.newMerchant();
-    for (const [chainId, symbol] of [[137, "USDT0"], [777177, "USDC"]] as const) {
+    for (const [chainId, symbol] of [
+      [137, "USDT0"],
+      [777177, "USDC"],
+    ] as const) {
       const t = tokenOf(chainId, symbol);
       const { id, body: b } = await create(m.apiKey, { chainId: String(chainId), token: t.address });
       const p = await one(m.apiKey, id, b.orderId);
@@ -201,7 +231,14 @@ describe("POST /payments: success", () => {
     expect(await one(m.apiKey, c.id, c.body.orderId)).toMatchObject({ gasless: true, payerCoversFee: false });
 
     // Explicit nulls for optional fields are the defaults.
-    const d = await create(m.apiKey, { description: null, redirectUrl: null, expiresAt: null, blockConfirmations: null, gasless: null, payerCoversFee: null });
+    const d = await create(m.apiKey, {
+      description: null,
+      redirectUrl: null,
+      expiresAt: null,
+      blockConfirmations: null,
+      gasless: null,
+      payerCoversFee: null,
+    });
     const pd = await one(m.apiKey, d.id, d.body.orderId);
     expect(pd).toMatchObject({ description: null, blockConfirmations: 1, gasless: false, payerCoversFee: false });
     expect(pd.expiresAt).toBe(pd.createdAt + DAY_MS);
@@ -226,7 +263,10 @@ describe("POST /payments: success", () => {
     const { id } = await create(m.apiKey, { orderId, description });
     expect(await one(m.apiKey, id, orderId)).toMatchObject({ orderId, description });
     expect(await post(body({ orderId: "🧾".repeat(101) }), m.apiKey)).toMatchObject({ status: 400, body: { error: "Invalid form data" } });
-    expect(await post(body({ description: "🍵".repeat(201) }), m.apiKey)).toMatchObject({ status: 400, body: { error: "Invalid form data" } });
+    expect(await post(body({ description: "🍵".repeat(201) }), m.apiKey)).toMatchObject({
+      status: 400,
+      body: { error: "Invalid form data" },
+    });
   });
 
   it("accepts redirectUrl with a query string and http(s) only", async () => {
@@ -267,7 +307,11 @@ describe("POST /payments: terminal payments", () => {
     const t2 = await createTerminal(svc.deps.db, m.id, "DESK2", "Desk two (new)");
     expect(t2.id).not.toBe(t.id);
     const after = await create(m.apiKey, { orderId: `POS-DESK2-dave-${Date.now() + 2}` });
-    expect((await one(m.apiKey, after.id, after.body.orderId)).terminal).toEqual({ terminalId: t2.id, code: "DESK2", name: "Desk two (new)" });
+    expect((await one(m.apiKey, after.id, after.body.orderId)).terminal).toEqual({
+      terminalId: t2.id,
+      code: "DESK2",
+      name: "Desk two (new)",
+    });
     // The old payment stays with the deleted terminal.
     expect((await one(m.apiKey, before.id, before.body.orderId)).terminal).toBeNull();
   });
@@ -331,9 +375,17 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
   });
 
   it.each([
-    ...["0x123", "abc", "", "0x" + "g".repeat(40), "0x" + "a".repeat(41), "0x" + "a".repeat(39), "a".repeat(42), " 0x" + "a".repeat(40), zeroAddress].map((merchant) =>
-      bad({ merchant }, "Invalid Merchant address format"),
-    ),
+    ...[
+      "0x123",
+      "abc",
+      "",
+      "0x" + "g".repeat(40),
+      "0x" + "a".repeat(41),
+      "0x" + "a".repeat(39),
+      "a".repeat(42),
+      " 0x" + "a".repeat(40),
+      zeroAddress,
+    ].map((merchant) => bad({ merchant }, "Invalid Merchant address format")),
     ...["0x123", "USDT", "", "0x" + "z".repeat(40), "0x" + "a".repeat(41)].map((token) => bad({ token }, "Invalid Token address format")),
     ...["999", "0", "abc", "", "-137", "137.0", "1e3"].map((chainId) => bad({ chainId }, "Invalid network selected")),
     ...["0", "0.0", "000.000", "-1", "-0.5", "abc", "", " ", "1e3", "Infinity", "NaN", "1,5", "0x10", "1.2.3"].map((amount) =>
@@ -354,8 +406,14 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
   });
 
   it("more decimals than the token has -> 400 Amount must be a positive number", async () => {
-    expect(await post(body({ amount: "1.0000001" }), await rotatingKey())).toMatchObject({ status: 400, body: { error: "Amount must be a positive number" } });
-    expect(await post(body({ amount: "0.0000001" }), await rotatingKey())).toMatchObject({ status: 400, body: { error: "Amount must be a positive number" } });
+    expect(await post(body({ amount: "1.0000001" }), await rotatingKey())).toMatchObject({
+      status: 400,
+      body: { error: "Amount must be a positive number" },
+    });
+    expect(await post(body({ amount: "0.0000001" }), await rotatingKey())).toMatchObject({
+      status: 400,
+      body: { error: "Amount must be a positive number" },
+    });
     const matic = body({ chainId: "137", token: zeroAddress, amount: "1.0000000000000000001" });
     expect(await post(matic, await rotatingKey())).toMatchObject({ status: 400, body: { error: "Amount must be a positive number" } });
   });
@@ -372,7 +430,10 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
   it("a well-formed address that is no token of the chain -> 400 Invalid Token address format", async () => {
     // 777177 has no native coin; a random address holds no ERC-20 contract.
     for (const token of [zeroAddress, payout()]) {
-      expect(await post(body({ token }), await rotatingKey()), token).toMatchObject({ status: 400, body: { error: "Invalid Token address format" } });
+      expect(await post(body({ token }), await rotatingKey()), token).toMatchObject({
+        status: 400,
+        body: { error: "Invalid Token address format" },
+      });
     }
   });
 

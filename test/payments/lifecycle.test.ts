@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { parseEther, parseUnits, type Address } from "viem";
+import { eq } from "drizzle-orm";
+import { parseEther, parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatAmount } from "../../core/money.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
@@ -32,10 +33,13 @@ async function get(paymentId: string, apiKey = merchant.apiKey) {
 // Generous: on a loaded 2-core machine Ponder can take tens of seconds to index a block.
 const WAIT = { timeout: 120_000 };
 async function until(paymentId: string, status: string, timeout = WAIT.timeout) {
-  return waitFor(async () => {
-    const p = await get(paymentId);
-    return p?.status === status && p;
-  }, { timeout, what: `payment ${paymentId} to be ${status}` });
+  return waitFor(
+    async () => {
+      const p = await get(paymentId);
+      return p?.status === status && p;
+    },
+    { timeout, what: `payment ${paymentId} to be ${status}` },
+  );
 }
 async function fundGasTank(chainId: number, usdt: string, apiKey = merchant.apiKey) {
   const bal = await svc.http("GET", "/balance", { apiKey });
@@ -67,7 +71,9 @@ describe("Gas Tank mode", () => {
     const minedSeenAt = Date.now();
     const done = await until(id, "completed");
     const { rows: t } = await svc.deps.db.pool.query(`SELECT paid_at FROM payments WHERE id = $1`, [id]);
-    console.log(`[measure] mined -> paid: ${t[0].paid_at.getTime() - minedSeenAt} ms; mined -> completed seen: ${Date.now() - minedSeenAt} ms`);
+    console.log(
+      `[measure] mined -> paid: ${t[0].paid_at.getTime() - minedSeenAt} ms; mined -> completed seen: ${Date.now() - minedSeenAt} ms`,
+    );
     expect(await h.balanceOf("USDC", to)).toBe(parseUnits("25.5", 6));
     expect(done.transaction.hash).toBe(receipt.transactionHash);
     expect(done.completedAt).toBeGreaterThan(done.createdAt);
@@ -92,7 +98,13 @@ describe("Gas Tank mode", () => {
     const { rows } = await svc.deps.db.pool.query(`SELECT payload FROM webhook_deliveries WHERE payment_id = $1`, [id]);
     // The outbox row exists only when the merchant subscribed; the event is in the audit trail either way.
     expect(await webhookEvents(id)).toContain("awaiting_gas");
-    if (rows[0]) expect(rows[0].payload).toMatchObject({ event: "payment.awaiting_gas", estimatedFeeUsdt: "0.1", gasTankBalance: "0", requiredTopUp: "0.1" });
+    if (rows[0])
+      expect(rows[0].payload).toMatchObject({
+        event: "payment.awaiting_gas",
+        estimatedFeeUsdt: "0.1",
+        gasTankBalance: "0",
+        requiredTopUp: "0.1",
+      });
     await fundGasTank(777177, "1", m.apiKey);
     await waitFor(async () => (await get(id, m.apiKey)).status === "completed", { ...WAIT, what: "completed after funding" });
     expect(await h.balanceOf("USDC", to)).toBe(parseUnits("3", 6));
@@ -113,11 +125,12 @@ describe("fee modes, exact to the smallest unit", () => {
     await until(id, "completed");
     expect(await h.balanceOf("USDT", to)).toBe(9_900_000n);
     // Other test files pay the same fee recipient at the same time: read this sweep's own event.
-    const { rows } = await svc.deps.db.pool.query(
-      `SELECT fee, fee_recipient, amount FROM "${svc.deps.db.viewsSchema}".sweep WHERE wallet = lower($1)`,
-      [p.recipientAddress],
-    );
-    expect(rows).toEqual([{ fee: "100000", fee_recipient: treasury.toLowerCase(), amount: "9900000" }]);
+    const { sweep } = svc.deps.db.views;
+    const rows = await svc.deps.db.orm
+      .select({ fee: sweep.fee, feeRecipient: sweep.feeRecipient, amount: sweep.amount })
+      .from(sweep)
+      .where(eq(sweep.wallet, p.recipientAddress.toLowerCase() as Hex));
+    expect(rows).toEqual([{ fee: 100000n, feeRecipient: treasury.toLowerCase(), amount: 9900000n }]);
   });
 
   it("payer covers the fee: the payer sends amount + fees and the merchant receives exactly the amount", async () => {
@@ -145,10 +158,15 @@ describe("fee modes, exact to the smallest unit", () => {
          FROM generate_series(1, 30) i`,
       [m.id],
     );
-    expect((await svc.http("GET", "/promo-status", { apiKey: m.apiKey })).body).toEqual({ freeTransactions: { eligible: false, used: 30, remaining: 0 } });
+    expect((await svc.http("GET", "/promo-status", { apiKey: m.apiKey })).body).toEqual({
+      freeTransactions: { eligible: false, used: 30, remaining: 0 },
+    });
     const h = chainHelpers(chainOf(777177));
     const to = payout();
-    const id = await create({ merchant: to, chainId: "777177", token: h.token("USDC").address, amount: "123.456789", gasless: true }, m.apiKey);
+    const id = await create(
+      { merchant: to, chainId: "777177", token: h.token("USDC").address, amount: "123.456789", gasless: true },
+      m.apiKey,
+    );
     const p = await get(id, m.apiKey);
     // 1% of 123.456789 = 1.23456789 -> rounded up to 1.234568; + 0.10 processing.
     expect(p.fees).toEqual({ platformFee: "1.234568", gasFee: "0", processingFee: "0.1", totalFee: "1.334568", feePercentage: 1 });
@@ -177,7 +195,13 @@ describe("partial, over, expired, native", () => {
   it("partial payment stays pending past expiry, then the merchant withdraws it", async () => {
     const h = chainHelpers(chainOf(777177));
     const to = payout();
-    const id = await create({ merchant: to, chainId: "777177", token: h.token("USDC").address, amount: "50", expiresAt: svc.clock.now() + 60_000 });
+    const id = await create({
+      merchant: to,
+      chainId: "777177",
+      token: h.token("USDC").address,
+      amount: "50",
+      expiresAt: svc.clock.now() + 60_000,
+    });
     const p = await get(id);
     await h.pay("USDC", p.recipientAddress, parseUnits("20", 6));
     await waitFor(async () => (await get(id)).receivedAmount === "20", { ...WAIT, what: "partial amount recorded" });
@@ -212,7 +236,13 @@ describe("partial, over, expired, native", () => {
 
   it("expires when nothing was received", async () => {
     const h = chainHelpers(chainOf(777177));
-    const id = await create({ merchant: payout(), chainId: "777177", token: h.token("USDT").address, amount: "1", expiresAt: svc.clock.now() + 5_000 });
+    const id = await create({
+      merchant: payout(),
+      chainId: "777177",
+      token: h.token("USDT").address,
+      amount: "1",
+      expiresAt: svc.clock.now() + 5_000,
+    });
     await svc.processors!.runOnce("expiry");
     expect((await get(id)).status).toBe("pending");
     svc.clock.advance(10_000);
@@ -226,7 +256,12 @@ describe("partial, over, expired, native", () => {
     const h = chainHelpers(chain);
     await fundGasTank(137, "2");
     const to = payout();
-    const id = await create({ merchant: to, chainId: "137", token: "0x0000000000000000000000000000000000000000", amount: "3.000000000000000001" });
+    const id = await create({
+      merchant: to,
+      chainId: "137",
+      token: "0x0000000000000000000000000000000000000000",
+      amount: "3.000000000000000001",
+    });
     const p = await get(id);
     expect(p.priceSource).toBe("trusted_oracle");
     expect(p.token).toEqual({ address: "0x0000000000000000000000000000000000000000", symbol: "MATIC", decimals: 18 });

@@ -78,7 +78,11 @@ beforeAll(async () => {
   B = {
     id: b.id,
     apiKey: b.apiKey,
-    paymentIds: [(await create(b.apiKey)).paymentId, (await create(b.apiKey)).paymentId, (await create(b.apiKey, { orderId: payments[0]!.orderId })).paymentId],
+    paymentIds: [
+      (await create(b.apiKey)).paymentId,
+      (await create(b.apiKey)).paymentId,
+      (await create(b.apiKey, { orderId: payments[0]!.orderId })).paymentId,
+    ],
   };
 }, 120_000);
 afterAll(() => svc?.stop());
@@ -175,12 +179,15 @@ describe("GET /v1/payments: order and cursor pagination", () => {
 });
 
 describe("GET /v1/payments: query validation", () => {
-  it.each(["0", "101", "x", "-1", "1.5", "1e2", "", "100abc", "99999999999999999999"])("limit=%j -> 400 {error, code: invalid_query}", async (limit) => {
-    const res = await get(`?limit=${encodeURIComponent(limit)}`, A.keys[0]);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: expect.any(String), code: "invalid_query" });
-    expect(res.body.error.length).toBeGreaterThan(0);
-  });
+  it.each(["0", "101", "x", "-1", "1.5", "1e2", "", "100abc", "99999999999999999999"])(
+    "limit=%j -> 400 {error, code: invalid_query}",
+    async (limit) => {
+      const res = await get(`?limit=${encodeURIComponent(limit)}`, A.keys[0]);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: expect.any(String), code: "invalid_query" });
+      expect(res.body.error.length).toBeGreaterThan(0);
+    },
+  );
 
   it.each(["foo", "PENDING", "Completed", "pending,paid"])("status=%j -> 400 invalid_query", async (status) => {
     const res = await get(`?status=${encodeURIComponent(status)}`, A.keys[0]);
@@ -215,7 +222,12 @@ describe("GET /v1/payments: filters", () => {
     const byStatus = async (s: string) => ids((await list(`?status=${s}`, m.apiKey)).data).sort();
     expect(await byStatus("expired")).toEqual([made[0]!.paymentId, made[1]!.paymentId].sort());
     expect(await byStatus("completed")).toEqual([made[2]!.paymentId]);
-    expect(await byStatus("pending")).toEqual(made.slice(3).map((p) => p.paymentId).sort());
+    expect(await byStatus("pending")).toEqual(
+      made
+        .slice(3)
+        .map((p) => p.paymentId)
+        .sort(),
+    );
     for (const s of PAYMENT_STATUSES) {
       const res = await get(`?status=${s}`, m.apiKey);
       expect(res.status, s).toBe(200);
@@ -224,7 +236,12 @@ describe("GET /v1/payments: filters", () => {
     // Walking a filtered list.
     const walked = await walk(m.apiKey, { status: "pending", limit: "2" });
     expect(walked.sizes).toEqual([2, 1]);
-    expect(ids(walked.items).sort()).toEqual(made.slice(3).map((p) => p.paymentId).sort());
+    expect(ids(walked.items).sort()).toEqual(
+      made
+        .slice(3)
+        .map((p) => p.paymentId)
+        .sort(),
+    );
     expect((await list("?status=pending", A.keys[0]!)).data).toHaveLength(100);
   });
 
@@ -303,7 +320,15 @@ describe("GET /v1/payments: filters", () => {
   it("orderId: exact and case-sensitive, any characters", async () => {
     const m = await svc.newMerchant();
     const tag = randomUUID().slice(0, 8);
-    const names = [`Order-${tag}`, `order-${tag}`, `Order-${tag}-2`, `Order-${tag} `, `a b&c+d=e?f#g/${tag}`, `ümlaut-🧾-${tag}`, `%41-${tag}`];
+    const names = [
+      `Order-${tag}`,
+      `order-${tag}`,
+      `Order-${tag}-2`,
+      `Order-${tag} `,
+      `a b&c+d=e?f#g/${tag}`,
+      `ümlaut-🧾-${tag}`,
+      `%41-${tag}`,
+    ];
     const made = new Map<string, string>();
     for (const orderId of names) made.set(orderId, (await create(m.apiKey, { orderId })).paymentId);
     for (const orderId of names) {
@@ -314,7 +339,9 @@ describe("GET /v1/payments: filters", () => {
     expect((await list(`?orderId=${encodeURIComponent(`ORDER-${tag}`)}`, m.apiKey)).data).toEqual([]);
     expect((await list(`?orderId=${encodeURIComponent(`Order-`)}`, m.apiKey)).data).toEqual([]);
     // With other filters.
-    expect(ids((await list(`?orderId=${encodeURIComponent(`Order-${tag}`)}&status=pending`, m.apiKey)).data)).toEqual([made.get(`Order-${tag}`)]);
+    expect(ids((await list(`?orderId=${encodeURIComponent(`Order-${tag}`)}&status=pending`, m.apiKey)).data)).toEqual([
+      made.get(`Order-${tag}`),
+    ]);
     expect((await list(`?orderId=${encodeURIComponent(`Order-${tag}`)}&status=expired`, m.apiKey)).data).toEqual([]);
   });
 });
@@ -365,7 +392,13 @@ describe("GET /v1/payments: item shape", () => {
         amount: "1.5",
         merchant: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/),
         recipientAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/),
-        fees: { platformFee: expect.any(String), gasFee: expect.any(String), processingFee: expect.any(String), totalFee: expect.any(String), feePercentage: expect.any(Number) },
+        fees: {
+          platformFee: expect.any(String),
+          gasFee: expect.any(String),
+          processingFee: expect.any(String),
+          totalFee: expect.any(String),
+          feePercentage: expect.any(Number),
+        },
         gasless: false,
         payerCoversFee: false,
         terminal: null,

@@ -30,17 +30,23 @@ it("settles payments that are ready together in one batch transaction", async ()
     }),
   );
   await Promise.all(payments.map((p) => h.pay("USDT", p.recipient, parseUnits(`${p.amount}`, 6))));
-  await waitFor(async () => {
-    await detectPayments(svc.deps, chain, await h.pub.getBlockNumber({ cacheTime: 0 }));
-    const { rows } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM payments WHERE status = 'paid'`);
-    return rows[0].n === 3;
-  }, { what: "all three paid", timeout: 120_000 });
+  await waitFor(
+    async () => {
+      await detectPayments(svc.deps, chain, await h.pub.getBlockNumber({ cacheTime: 0 }));
+      const { rows } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM payments WHERE status = 'paid'`);
+      return rows[0].n === 3;
+    },
+    { what: "all three paid", timeout: 120_000 },
+  );
 
-  await waitFor(async () => {
-    await settleChain(svc.deps, chain);
-    const { rows } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM payments WHERE status = 'completed'`);
-    return rows[0].n === 3;
-  }, { what: "all three completed", timeout: 120_000 });
+  await waitFor(
+    async () => {
+      await settleChain(svc.deps, chain);
+      const { rows } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM payments WHERE status = 'completed'`);
+      return rows[0].n === 3;
+    },
+    { what: "all three completed", timeout: 120_000 },
+  );
 
   const { rows: settlements } = await svc.deps.db.pool.query(`SELECT tx_hash, cardinality(payment_ids) AS n, gas_used FROM settlements`);
   expect(settlements).toHaveLength(1);

@@ -73,7 +73,16 @@ describe("GET /payments/verify: errors", () => {
     const b = await create();
     const good = hashOf(a.row);
     const flip = (h: string, i: number) => h.slice(0, i) + (h[i] === "0" ? "1" : "0") + h.slice(i + 1);
-    for (const hash of [flip(good, good.length - 1), flip(good, 0), good.slice(0, -1), `${good}0`, hashOf(b.row), "abc", good.replace(/[0-9a-f]/g, "g"), redirectHash("another-secret", a.row)]) {
+    for (const hash of [
+      flip(good, good.length - 1),
+      flip(good, 0),
+      good.slice(0, -1),
+      `${good}0`,
+      hashOf(b.row),
+      "abc",
+      good.replace(/[0-9a-f]/g, "g"),
+      redirectHash("another-secret", a.row),
+    ]) {
       const res = await verify({ id: a.id, hash });
       expect(res.status, hash).toBe(400);
       expect(res.body).toEqual({ valid: false, verified: false, error: "Invalid hash" });
@@ -148,7 +157,11 @@ describe("GET /payments/verify: valid hash", () => {
     const done = await complete(id);
     const res = await verify({ id, hash: hashOf(p) });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ valid: true, verified: true, payment: { paymentId: id, status: "completed", amount: "7", receivedAmount: "7", transactionHash: txHash } });
+    expect(res.body).toMatchObject({
+      valid: true,
+      verified: true,
+      payment: { paymentId: id, status: "completed", amount: "7", receivedAmount: "7", transactionHash: txHash },
+    });
     expect(typeof res.body.payment.completedAt).toBe("number");
     expect(res.body.payment.completedAt).toBe(done.completed_at!.getTime());
     expect(res.body).not.toHaveProperty("error");
@@ -187,6 +200,9 @@ describe("redirect verification flow", () => {
     const b = await create({ redirectUrl: "https://shop.example/b" });
     await complete(a.id);
     const hashA = new URL((await svc.http("GET", `/payments/${a.id}/status`)).body.redirectUrl).searchParams.get("hash")!;
-    expect(await verify({ id: b.id, hash: hashA })).toMatchObject({ status: 400, body: { valid: false, verified: false, error: "Invalid hash" } });
+    expect(await verify({ id: b.id, hash: hashA })).toMatchObject({
+      status: 400,
+      body: { valid: false, verified: false, error: "Invalid hash" },
+    });
   });
 });

@@ -103,7 +103,10 @@ function createExpired(apiKey: string, body: Record<string, unknown>): Promise<s
 }
 /** The time of the transition that caused the event (the payload's `timestamp` is the same instant). */
 async function transitionAt(paymentId: string, toStatus: string): Promise<number> {
-  const { rows } = await svc.deps.db.pool.query(`SELECT created_at FROM payment_events WHERE payment_id = $1 AND to_status = $2`, [paymentId, toStatus]);
+  const { rows } = await svc.deps.db.pool.query(`SELECT created_at FROM payment_events WHERE payment_id = $1 AND to_status = $2`, [
+    paymentId,
+    toStatus,
+  ]);
   expect(rows).toHaveLength(1);
   return (rows[0].created_at as Date).getTime();
 }
@@ -111,12 +114,19 @@ async function transitionAt(paymentId: string, toStatus: string): Promise<number
 type Hook = { req: Received; body: Record<string, any> };
 const parsed = (r: Received): Hook => ({ req: r, body: JSON.parse(r.rawBody) });
 const hooksFor = (path: string, paymentId: string, event?: string) =>
-  receiver.received.filter((r) => r.path === path).map(parsed).filter((h) => h.body.paymentId === paymentId && (!event || h.body.event === event));
+  receiver.received
+    .filter((r) => r.path === path)
+    .map(parsed)
+    .filter((h) => h.body.paymentId === paymentId && (!event || h.body.event === event));
 
 /** Waits for the webhook of this event to arrive at `shop`'s URL and checks what every payment webhook must hold. */
 async function webhook(shop: typeof shopA, paymentId: string, event: string): Promise<Hook> {
   expected.push({ path: shop.path, paymentId, event });
-  const hook = await waitFor(async () => hooksFor(shop.path, paymentId, event)[0], { timeout: WAIT, interval: 200, what: `${event} of ${paymentId} at ${shop.path}` });
+  const hook = await waitFor(async () => hooksFor(shop.path, paymentId, event)[0], {
+    timeout: WAIT,
+    interval: 200,
+    what: `${event} of ${paymentId} at ${shop.path}`,
+  });
   const { req, body } = hook;
   // Signature: lowercase hex SHA-256 of (raw body + the webhook secret), over the bytes received.
   expect(req.headers["x-signature"]).toMatch(/^[0-9a-f]{64}$/);
@@ -235,7 +245,8 @@ describe("payment webhooks, end to end", () => {
     expect(receipt.status).toBe("success");
     expect(await h.balanceOf("USDC", to as Address)).toBe(20_000_000n);
     // Not a completion, not overpaid, no description, default confirmations.
-    for (const k of ["transactionHash", "feeDetails", "overpayment", "description", "blockConfirmations"]) expect(body).not.toHaveProperty(k);
+    for (const k of ["transactionHash", "feeDetails", "overpayment", "description", "blockConfirmations"])
+      expect(body).not.toHaveProperty(k);
   });
 
   it.concurrent("(3) a merchant with an empty Gas Tank -> payment.awaiting_gas with the top-up figures", async () => {
@@ -264,7 +275,8 @@ describe("payment webhooks, end to end", () => {
 
     const { body } = await webhook(shopA, id, "payment.expired");
     expect(body).toMatchObject({ status: "expired", amount: "1", token: h.token("USDT").address, terminal: null });
-    for (const k of ["transactionHash", "feeDetails", "overpayment", "receivedAmount", "amountWithdrawn"]) expect(body).not.toHaveProperty(k);
+    for (const k of ["transactionHash", "feeDetails", "overpayment", "receivedAmount", "amountWithdrawn"])
+      expect(body).not.toHaveProperty(k);
   });
 
   it.concurrent("(5) a merchant on the default events gets payment.completed but not payment.expired", async () => {

@@ -25,14 +25,20 @@ describe("price index adapter: token price", () => {
     px.setToken(137, TOKEN, { price: "0.000012345678901234" });
     const r = await client.tokenPrice(137, TOKEN);
     expect(r).toEqual({ status: "ok", value: { priceUsd: "0.000012345678901234", priceUsd18: 12345678901234n } });
-    expect(px.requests[0]).toEqual({ path: `/api/v3/simple/token_price/polygon-pos?contract_addresses=${TOKEN}&vs_currencies=usd`, apiKey: "k-123" });
+    expect(px.requests[0]).toEqual({
+      path: `/api/v3/simple/token_price/polygon-pos?contract_addresses=${TOKEN}&vs_currencies=usd`,
+      apiKey: "k-123",
+    });
   });
 
   it("handles exponent literals, long fractions and mixed-case addresses", async () => {
     px.setToken(137, TOKEN, { price: "1.2345e-7" });
     expect(await client.tokenPrice(137, TOKEN)).toMatchObject({ status: "ok", value: { priceUsd: "0.00000012345" } });
     px.setToken(137, TOKEN, { price: "0.12345678901234567891" });
-    expect(await client.tokenPrice(137, TOKEN)).toMatchObject({ status: "ok", value: { priceUsd: "0.123456789012345678", priceUsd18: 123456789012345678n } });
+    expect(await client.tokenPrice(137, TOKEN)).toMatchObject({
+      status: "ok",
+      value: { priceUsd: "0.123456789012345678", priceUsd18: 123456789012345678n },
+    });
     px.setToken(1, TOKEN_MIXED, { price: "1.0001" });
     expect(await client.tokenPrice(1, TOKEN_MIXED)).toMatchObject({ status: "ok", value: { priceUsd: "1.0001" } });
     expect(px.requests.at(-1)!.path).toContain(`/simple/token_price/ethereum?contract_addresses=${TOKEN_MIXED.toLowerCase()}`);
@@ -106,8 +112,14 @@ describe("price index adapter: token price", () => {
       seen.push(new Headers(init.headers));
       return new Response("{}");
     }) as unknown as typeof fetch;
-    await priceIndexFromConfig({ PRICE_API_URL: "https://api.coingecko.com/api/v3", PRICE_API_KEY: "demo" }, { fetch: f })!.tokenPrice(1, TOKEN);
-    await priceIndexFromConfig({ PRICE_API_URL: "https://pro-api.coingecko.com/api/v3/", PRICE_API_KEY: "pro" }, { fetch: f })!.tokenPrice(1, TOKEN);
+    await priceIndexFromConfig({ PRICE_API_URL: "https://api.coingecko.com/api/v3", PRICE_API_KEY: "demo" }, { fetch: f })!.tokenPrice(
+      1,
+      TOKEN,
+    );
+    await priceIndexFromConfig({ PRICE_API_URL: "https://pro-api.coingecko.com/api/v3/", PRICE_API_KEY: "pro" }, { fetch: f })!.tokenPrice(
+      1,
+      TOKEN,
+    );
     await priceIndexFromConfig({ PRICE_API_URL: "https://pro-api.coingecko.com/api/v3" }, { fetch: f })!.tokenPrice(1, TOKEN);
     expect(seen[0]!.get("x-cg-demo-api-key")).toBe("demo");
     expect(seen[1]!.get("x-cg-pro-api-key")).toBe("pro");
@@ -121,14 +133,23 @@ describe("price index adapter: token metadata", () => {
     const r = await client.tokenMetadata(137, TOKEN);
     expect(r).toEqual({
       status: "ok",
-      value: { name: "Foo Token", symbol: "FOO", decimals: 8, logo: "https://img.example/foo.png", price: { priceUsd: "2.5", priceUsd18: 2_500_000_000_000_000_000n } },
+      value: {
+        name: "Foo Token",
+        symbol: "FOO",
+        decimals: 8,
+        logo: "https://img.example/foo.png",
+        price: { priceUsd: "2.5", priceUsd18: 2_500_000_000_000_000_000n },
+      },
     });
     expect(px.requests[0]!.path).toBe(`/api/v3/coins/polygon-pos/contract/${TOKEN}`);
   });
 
   it("missing decimals, logo and price are null", async () => {
     px.setToken(137, TOKEN, { name: "Bar", symbol: "bar", decimals: null });
-    expect(await client.tokenMetadata(137, TOKEN)).toEqual({ status: "ok", value: { name: "Bar", symbol: "BAR", decimals: null, logo: null, price: null } });
+    expect(await client.tokenMetadata(137, TOKEN)).toEqual({
+      status: "ok",
+      value: { name: "Bar", symbol: "BAR", decimals: null, logo: null, price: null },
+    });
   });
 
   it("unknown token (404) is none; failure is error; uncovered chain is none", async () => {
@@ -142,7 +163,13 @@ describe("price index adapter: token metadata", () => {
     px.setNative(1, "3100.25", { name: "Ethereum", symbol: "eth", logo: "https://img.example/eth.png" });
     expect(await client.tokenMetadata(1, zeroAddress)).toEqual({
       status: "ok",
-      value: { name: "Ethereum", symbol: "ETH", decimals: 18, logo: "https://img.example/eth.png", price: { priceUsd: "3100.25", priceUsd18: 3_100_250_000_000_000_000_000n } },
+      value: {
+        name: "Ethereum",
+        symbol: "ETH",
+        decimals: 18,
+        logo: "https://img.example/eth.png",
+        price: { priceUsd: "3100.25", priceUsd18: 3_100_250_000_000_000_000_000n },
+      },
     });
   });
 });

@@ -5,7 +5,13 @@ import { LOCAL_ROLES } from "../../local/accounts.js";
 import { LOCAL_PRICES } from "../../local/deploy.js";
 import { parsePrice18 } from "../../core/money.js";
 import { defaultOracleChain, normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "../../modules/pricing/oracle.js";
-import { lookupTokenPrice, parseCustomPriceUsd, PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd } from "../../modules/pricing/resolve.js";
+import {
+  lookupTokenPrice,
+  parseCustomPriceUsd,
+  PriceUnavailableError,
+  resolveNativePriceUsd,
+  resolveTokenPriceUsd,
+} from "../../modules/pricing/resolve.js";
 import { chainHelpers } from "../helpers/chain.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
 import { startPriceIndexServer, type PriceIndexServer } from "../helpers/price-index-server.js";
@@ -22,11 +28,17 @@ beforeAll(async () => {
   px = await startPriceIndexServer();
   deps = await createTestDeps({ env: { PRICE_API_URL: px.url } });
   noProvider = await createTestDeps({ env: { PRICE_API_URL: "" } });
-  deadRpc = await createTestDeps({ env: { PRICE_API_URL: px.url, RPC_URL_137: "http://127.0.0.1:1", RPC_URL_777177: "http://127.0.0.1:1" } });
+  deadRpc = await createTestDeps({
+    env: { PRICE_API_URL: px.url, RPC_URL_137: "http://127.0.0.1:1", RPC_URL_777177: "http://127.0.0.1:1" },
+  });
   // An 18-decimal price with every digit significant, set on the real oracle of chain 137.
   const chain = deps.chains.find((c) => c.chainId === 137)!;
   const h = chainHelpers(chain);
-  await h.wait(await h.walletOf(LOCAL_ROLES.deployer).writeContract({ address: chain.oracle!, abi: priceOracleAbi, functionName: "setPrice", args: [TINY, 12345678901234n] }));
+  await h.wait(
+    await h
+      .walletOf(LOCAL_ROLES.deployer)
+      .writeContract({ address: chain.oracle!, abi: priceOracleAbi, functionName: "setPrice", args: [TINY, 12345678901234n] }),
+  );
 });
 afterAll(async () => {
   await px?.close();
@@ -78,7 +90,11 @@ describe("resolveTokenPriceUsd (spec order)", () => {
 
   it("registry oracleSymbol is used (USDT0 -> USDT) and USDT0 is normalized", async () => {
     expect(normalizeOracleSymbol(" usdt0 ")).toBe("USDT");
-    const p = await resolveTokenPriceUsd({ deps, chainId: 137, token: { address: CUSTOM, symbol: "WHATEVER", oracleSymbol: "MATIC", kind: "token" } });
+    const p = await resolveTokenPriceUsd({
+      deps,
+      chainId: 137,
+      token: { address: CUSTOM, symbol: "WHATEVER", oracleSymbol: "MATIC", kind: "token" },
+    });
     expect(p).toMatchObject({ priceUsd: "0.5", source: "trusted_oracle" });
   });
 
@@ -99,7 +115,10 @@ describe("resolveTokenPriceUsd (spec order)", () => {
   });
 
   it("without PRICE_API_URL the oracle still answers", async () => {
-    expect(await resolveTokenPriceUsd({ deps: noProvider, chainId: 137, token: custom("TRX") })).toMatchObject({ priceUsd: "0.25", source: "trusted_oracle" });
+    expect(await resolveTokenPriceUsd({ deps: noProvider, chainId: 137, token: custom("TRX") })).toMatchObject({
+      priceUsd: "0.25",
+      source: "trusted_oracle",
+    });
   });
 });
 
@@ -114,7 +133,9 @@ describe("unavailable sources", () => {
     px.mode = "fail";
     const r = await lookupTokenPrice({ deps, chainId: 137, token: custom("NOPRICE"), customPriceUsd: "1.5" });
     expect(r).toEqual({ status: "unavailable", errors: ["price index: HTTP 500"] });
-    await expect(resolveTokenPriceUsd({ deps, chainId: 137, token: custom("NOPRICE"), customPriceUsd: "1.5" })).rejects.toBeInstanceOf(PriceUnavailableError);
+    await expect(resolveTokenPriceUsd({ deps, chainId: 137, token: custom("NOPRICE"), customPriceUsd: "1.5" })).rejects.toBeInstanceOf(
+      PriceUnavailableError,
+    );
   });
 
   it("oracle RPC down: unavailable", async () => {
@@ -125,11 +146,16 @@ describe("unavailable sources", () => {
 
   it("oracle RPC down but the provider has a price: indexer", async () => {
     px.setToken(137, CUSTOM, { price: "3" });
-    expect(await resolveTokenPriceUsd({ deps: deadRpc, chainId: 137, token: custom("XRP") })).toMatchObject({ source: "indexer", priceUsd: "3" });
+    expect(await resolveTokenPriceUsd({ deps: deadRpc, chainId: 137, token: custom("XRP") })).toMatchObject({
+      source: "indexer",
+      priceUsd: "3",
+    });
   });
 
   it("stablecoins never need a source", async () => {
-    expect(await resolveTokenPriceUsd({ deps: deadRpc, chainId: 137, token: { address: CUSTOM, symbol: "USDC", kind: "stablecoin" } })).toMatchObject({ source: "stablecoin" });
+    expect(
+      await resolveTokenPriceUsd({ deps: deadRpc, chainId: 137, token: { address: CUSTOM, symbol: "USDC", kind: "stablecoin" } }),
+    ).toMatchObject({ source: "stablecoin" });
   });
 });
 

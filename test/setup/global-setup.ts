@@ -13,7 +13,6 @@ declare module "vitest" {
 
 const ROOT = path.resolve(".data/test");
 
-
 /** Runs killed with -9 leave a postmaster and a data dir behind: clean those up (never a live run's). */
 async function cleanStaleRuns() {
   if (!fs.existsSync(ROOT)) return;

@@ -46,7 +46,8 @@ afterAll(async () => {
 });
 beforeEach(() => px.reset());
 
-const tokenOf = (chainId: number, symbol: string) => api.deps.chains.find((c) => c.chainId === chainId)!.tokens.find((t) => t.symbol === symbol)!;
+const tokenOf = (chainId: number, symbol: string) =>
+  api.deps.chains.find((c) => c.chainId === chainId)!.tokens.find((t) => t.symbol === symbol)!;
 
 describe("GET /tokens/price", () => {
   it("indexer price: every field and type", async () => {
@@ -73,7 +74,14 @@ describe("GET /tokens/price", () => {
     const usdt0 = tokenOf(137, "USDT0");
     const r = await get(api, "/tokens/price", { chainId: "137", address: usdt0.address, symbol: "usdt0" });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ chainId: 137, address: usdt0.address.toLowerCase(), symbol: "USDT0", priceUsd: "1", source: "trusted_oracle", timestamp: "2025-01-02T03:04:05.678Z" });
+    expect(r.body).toEqual({
+      chainId: 137,
+      address: usdt0.address.toLowerCase(),
+      symbol: "USDT0",
+      priceUsd: "1",
+      source: "trusted_oracle",
+      timestamp: "2025-01-02T03:04:05.678Z",
+    });
     const s = await get(api, "/tokens/price", { chainId: "777177", address: CUSTOM, symbol: "cpay" });
     expect(s.body).toMatchObject({ chainId: 777177, symbol: "CPAY", priceUsd: LOCAL_PRICES.CPAY, source: "trusted_oracle" });
   });
@@ -85,22 +93,47 @@ describe("GET /tokens/price", () => {
   });
 
   it("404 without a symbol when the provider has no price; 404 when the oracle has none either", async () => {
-    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM })).toMatchObject({ status: 404, body: { error: "Price not available for this token" } });
-    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "NOPE" })).toMatchObject({ status: 404, body: { error: "Price not available for this token" } });
-    expect(await get(api, "/tokens/price", { chainId: "999999", address: CUSTOM, symbol: "ETH" })).toMatchObject({ status: 404, body: { error: "Price not available for this token" } });
+    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM })).toMatchObject({
+      status: 404,
+      body: { error: "Price not available for this token" },
+    });
+    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "NOPE" })).toMatchObject({
+      status: 404,
+      body: { error: "Price not available for this token" },
+    });
+    expect(await get(api, "/tokens/price", { chainId: "999999", address: CUSTOM, symbol: "ETH" })).toMatchObject({
+      status: 404,
+      body: { error: "Price not available for this token" },
+    });
   });
 
   it("provider down: oracle answers when it can, else 500", async () => {
     px.mode = "fail";
-    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "ETH" })).toMatchObject({ status: 200, body: { priceUsd: "3000", source: "trusted_oracle" } });
-    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM })).toEqual({ status: 500, body: { error: "Failed to fetch token price" }, text: expect.any(String) });
-    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "NOPE" })).toMatchObject({ status: 500, body: { error: "Failed to fetch token price" } });
+    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "ETH" })).toMatchObject({
+      status: 200,
+      body: { priceUsd: "3000", source: "trusted_oracle" },
+    });
+    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM })).toEqual({
+      status: 500,
+      body: { error: "Failed to fetch token price" },
+      text: expect.any(String),
+    });
+    expect(await get(api, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "NOPE" })).toMatchObject({
+      status: 500,
+      body: { error: "Failed to fetch token price" },
+    });
   });
 
   it("oracle RPC down: 500 unless the provider has a price", async () => {
-    expect(await get(deadRpc, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "ETH" })).toMatchObject({ status: 500, body: { error: "Failed to fetch token price" } });
+    expect(await get(deadRpc, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "ETH" })).toMatchObject({
+      status: 500,
+      body: { error: "Failed to fetch token price" },
+    });
     px.setToken(137, CUSTOM, { price: "7" });
-    expect(await get(deadRpc, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "ETH" })).toMatchObject({ status: 200, body: { priceUsd: "7", source: "indexer" } });
+    expect(await get(deadRpc, "/tokens/price", { chainId: "137", address: CUSTOM, symbol: "ETH" })).toMatchObject({
+      status: 200,
+      body: { priceUsd: "7", source: "indexer" },
+    });
   });
 
   it("400s in the spec's order", async () => {
@@ -125,7 +158,16 @@ describe("GET /tokens/metadata", () => {
     px.setToken(137, CUSTOM_MIXED, { price: "1.0001", name: "Foo Token", symbol: "foo", decimals: 8, logo: "https://img.example/foo.png" });
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: CUSTOM_MIXED });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ name: "Foo Token", symbol: "FOO", decimals: 8, logo: "https://img.example/foo.png", hasIndexerPrice: true, priceUsd: "1.0001", address: CUSTOM_MIXED.toLowerCase(), chainId: 137 });
+    expect(r.body).toEqual({
+      name: "Foo Token",
+      symbol: "FOO",
+      decimals: 8,
+      logo: "https://img.example/foo.png",
+      hasIndexerPrice: true,
+      priceUsd: "1.0001",
+      address: CUSTOM_MIXED.toLowerCase(),
+      chainId: 137,
+    });
   });
 
   it("provider knows the token but has no price: no priceUsd field", async () => {
@@ -138,17 +180,48 @@ describe("GET /tokens/metadata", () => {
   it("on-chain fallback when the provider does not know the token", async () => {
     const usdc = tokenOf(137, "USDC");
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: usdc.address });
-    expect(r.body).toEqual({ name: "USDC (local 137)", symbol: "USDC", decimals: 6, logo: null, hasIndexerPrice: false, address: usdc.address.toLowerCase(), chainId: 137 });
+    expect(r.body).toEqual({
+      name: "USDC (local 137)",
+      symbol: "USDC",
+      decimals: 6,
+      logo: null,
+      hasIndexerPrice: false,
+      address: usdc.address.toLowerCase(),
+      chainId: 137,
+    });
     const usdt = tokenOf(777177, "USDT");
     const s = await get(api, "/tokens/metadata", { chainId: "777177", address: usdt.address });
-    expect(s.body).toEqual({ name: "Tether USD (local 777177)", symbol: "USDT", decimals: 6, logo: null, hasIndexerPrice: false, address: usdt.address.toLowerCase(), chainId: 777177 });
+    expect(s.body).toEqual({
+      name: "Tether USD (local 777177)",
+      symbol: "USDT",
+      decimals: 6,
+      logo: null,
+      hasIndexerPrice: false,
+      address: usdt.address.toLowerCase(),
+      chainId: 777177,
+    });
   });
 
   it("provider without decimals on this chain: decimals from the contract, the rest from the provider", async () => {
     const usdt0 = tokenOf(137, "USDT0");
-    px.setToken(137, usdt0.address, { price: "0.9995", name: "Tether USD0", symbol: "usdt0", decimals: null, logo: "https://img.example/usdt0.png" });
+    px.setToken(137, usdt0.address, {
+      price: "0.9995",
+      name: "Tether USD0",
+      symbol: "usdt0",
+      decimals: null,
+      logo: "https://img.example/usdt0.png",
+    });
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: usdt0.address });
-    expect(r.body).toEqual({ name: "Tether USD0", symbol: "USDT0", decimals: 6, logo: "https://img.example/usdt0.png", hasIndexerPrice: true, priceUsd: "0.9995", address: usdt0.address.toLowerCase(), chainId: 137 });
+    expect(r.body).toEqual({
+      name: "Tether USD0",
+      symbol: "USDT0",
+      decimals: 6,
+      logo: "https://img.example/usdt0.png",
+      hasIndexerPrice: true,
+      priceUsd: "0.9995",
+      address: usdt0.address.toLowerCase(),
+      chainId: 137,
+    });
   });
 
   it("provider down: on-chain fallback", async () => {
@@ -160,7 +233,15 @@ describe("GET /tokens/metadata", () => {
 
   it("native coin from the registry", async () => {
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: zeroAddress });
-    expect(r.body).toEqual({ name: "MATIC", symbol: "MATIC", decimals: 18, logo: null, hasIndexerPrice: false, address: zeroAddress, chainId: 137 });
+    expect(r.body).toEqual({
+      name: "MATIC",
+      symbol: "MATIC",
+      decimals: 18,
+      logo: null,
+      hasIndexerPrice: false,
+      address: zeroAddress,
+      chainId: 137,
+    });
   });
 
   it("400 Cannot read token contract: no contract, not an ERC-20, unknown chain, chain without RPC", async () => {
@@ -177,14 +258,23 @@ describe("GET /tokens/metadata", () => {
   });
 
   it("500 Failed to fetch token metadata: RPC down, or provider down on a chain we cannot read", async () => {
-    expect(await get(deadRpc, "/tokens/metadata", { chainId: "137", address: CUSTOM })).toMatchObject({ status: 500, body: { error: "Failed to fetch token metadata" } });
+    expect(await get(deadRpc, "/tokens/metadata", { chainId: "137", address: CUSTOM })).toMatchObject({
+      status: 500,
+      body: { error: "Failed to fetch token metadata" },
+    });
     px.mode = "fail";
-    expect(await get(api, "/tokens/metadata", { chainId: "1", address: CUSTOM })).toMatchObject({ status: 500, body: { error: "Failed to fetch token metadata" } });
+    expect(await get(api, "/tokens/metadata", { chainId: "1", address: CUSTOM })).toMatchObject({
+      status: 500,
+      body: { error: "Failed to fetch token metadata" },
+    });
   });
 
   it("chain covered by the provider but not active here: provider answers", async () => {
     px.setToken(1, CUSTOM, { price: "3", name: "Main", symbol: "main", decimals: 18 });
-    expect(await get(api, "/tokens/metadata", { chainId: "1", address: CUSTOM })).toMatchObject({ status: 200, body: { name: "Main", decimals: 18, priceUsd: "3", chainId: 1 } });
+    expect(await get(api, "/tokens/metadata", { chainId: "1", address: CUSTOM })).toMatchObject({
+      status: 200,
+      body: { name: "Main", decimals: 18, priceUsd: "3", chainId: 1 },
+    });
   });
 
   it("400s in the spec's order", async () => {
@@ -205,7 +295,12 @@ describe("GET /oracle/price", () => {
   });
 
   it("USDT0 is normalized to USDT; every local price matches", async () => {
-    expect((await get(api, "/oracle/price", { symbol: "Usdt0" })).body).toEqual({ symbol: "USDT", priceRaw: "1000000000000000000", priceUsd: "1", decimals: 18 });
+    expect((await get(api, "/oracle/price", { symbol: "Usdt0" })).body).toEqual({
+      symbol: "USDT",
+      priceRaw: "1000000000000000000",
+      priceUsd: "1",
+      decimals: 18,
+    });
     for (const [sym, price] of Object.entries(LOCAL_PRICES)) {
       expect((await get(api, "/oracle/price", { symbol: sym })).body).toMatchObject({ symbol: sym, priceUsd: price });
     }
@@ -213,8 +308,14 @@ describe("GET /oracle/price", () => {
 
   it("400 / 404 / 500", async () => {
     expect(await get(api, "/oracle/price")).toMatchObject({ status: 400, body: { error: "Symbol parameter is required" } });
-    expect(await get(api, "/oracle/price", { symbol: "  " })).toMatchObject({ status: 400, body: { error: "Symbol parameter is required" } });
-    expect(await get(api, "/oracle/price", { symbol: "nope" })).toMatchObject({ status: 404, body: { error: "Price not available for NOPE" } });
+    expect(await get(api, "/oracle/price", { symbol: "  " })).toMatchObject({
+      status: 400,
+      body: { error: "Symbol parameter is required" },
+    });
+    expect(await get(api, "/oracle/price", { symbol: "nope" })).toMatchObject({
+      status: 404,
+      body: { error: "Price not available for NOPE" },
+    });
     expect(await get(deadRpc, "/oracle/price", { symbol: "ETH" })).toMatchObject({ status: 500, body: { error: "Failed to fetch price" } });
   });
 });

@@ -31,14 +31,20 @@ const call = async (method: string, path: string, body?: unknown, key: string | 
 describe("/v1/webhooks", () => {
   it("401 with the envelope without a valid key", async () => {
     for (const method of ["GET", "PUT", "POST", "DELETE"]) {
-      expect(await call(method, "/v1/webhooks", undefined, null)).toEqual({ status: 401, body: { success: false, error: "Unauthorized", data: null } });
+      expect(await call(method, "/v1/webhooks", undefined, null)).toEqual({
+        status: 401,
+        body: { success: false, error: "Unauthorized", data: null },
+      });
       expect((await call(method, "/v1/webhooks", undefined, "cp_live_wrong")).status).toBe(401);
     }
     expect((await call("GET", "/v1/webhooks/deliveries", undefined, null)).status).toBe(401);
   });
 
   it("GET before configuration: 404", async () => {
-    expect(await call("GET", "/v1/webhooks")).toEqual({ status: 404, body: { success: false, error: "Webhook not configured", data: null } });
+    expect(await call("GET", "/v1/webhooks")).toEqual({
+      status: 404,
+      body: { success: false, error: "Webhook not configured", data: null },
+    });
     expect((await call("POST", "/v1/webhooks", { action: "regenerate-secret" })).status).toBe(404);
     expect((await call("DELETE", "/v1/webhooks")).status).toBe(404);
   });
@@ -49,12 +55,21 @@ describe("/v1/webhooks", () => {
     expect(http.body).toEqual({ success: false, error: "Webhook URL must use HTTPS (http:// is not accepted)", data: null });
     expect((await call("PUT", "/v1/webhooks", { url: "nope" })).body.error).toBe("url is not a valid URL");
     expect((await call("PUT", "/v1/webhooks", {})).body.error).toBe("url is required");
-    const unknown = await call("PUT", "/v1/webhooks", { url: "https://example.com/hook", events: ["payment.completed", "payment.refunded"] });
+    const unknown = await call("PUT", "/v1/webhooks", {
+      url: "https://example.com/hook",
+      events: ["payment.completed", "payment.refunded"],
+    });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error).toMatch(/^Unknown event: payment.refunded\. Subscribable events: payment.completed, payment.withdrawn, payment.awaiting_gas, payment.failed, payment.expired$/);
+    expect(unknown.body.error).toMatch(
+      /^Unknown event: payment.refunded\. Subscribable events: payment.completed, payment.withdrawn, payment.awaiting_gas, payment.failed, payment.expired$/,
+    );
     expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/hook", events: [] })).status).toBe(400);
-    expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/hook", isActive: "yes" })).body.error).toBe("isActive must be a boolean");
-    expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/hook", secret: "whsec_mine" })).body.error).toBe("Unknown field: secret");
+    expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/hook", isActive: "yes" })).body.error).toBe(
+      "isActive must be a boolean",
+    );
+    expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/hook", secret: "whsec_mine" })).body.error).toBe(
+      "Unknown field: secret",
+    );
     expect((await call("PUT", "/v1/webhooks", "{not json")).body.error).toBe("Invalid JSON body");
     expect((await call("GET", "/v1/webhooks")).status).toBe(404);
   });
@@ -87,9 +102,19 @@ describe("/v1/webhooks", () => {
   });
 
   it("PUT updates only the given fields and keeps the secret (masked)", async () => {
-    const r = await call("PUT", "/v1/webhooks", { url: "https://example.org/new", events: ["payment.failed", "payment.expired"], isActive: false });
+    const r = await call("PUT", "/v1/webhooks", {
+      url: "https://example.org/new",
+      events: ["payment.failed", "payment.expired"],
+      isActive: false,
+    });
     expect(r.status).toBe(200);
-    expect(r.body.data).toMatchObject({ id: created.id, url: "https://example.org/new", events: ["payment.failed", "payment.expired"], isActive: false, secret: `whsec_********${created.secret.slice(-4)}` });
+    expect(r.body.data).toMatchObject({
+      id: created.id,
+      url: "https://example.org/new",
+      events: ["payment.failed", "payment.expired"],
+      isActive: false,
+      secret: `whsec_********${created.secret.slice(-4)}`,
+    });
     const again = await call("PUT", "/v1/webhooks", { url: "https://example.org/new" });
     expect(again.body.data).toMatchObject({ events: ["payment.failed", "payment.expired"], isActive: false });
     const { rows } = await deps.db.pool.query(`SELECT secret FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
@@ -98,7 +123,10 @@ describe("/v1/webhooks", () => {
 
   it("POST regenerate-secret: new secret at once; other actions and content types refused", async () => {
     expect((await call("POST", "/v1/webhooks", { action: "rotate" })).status).toBe(400);
-    expect((await call("POST", "/v1/webhooks", JSON.stringify({ action: "regenerate-secret" }), apiKey, { "content-type": "text/plain" })).status).toBe(415);
+    expect(
+      (await call("POST", "/v1/webhooks", JSON.stringify({ action: "regenerate-secret" }), apiKey, { "content-type": "text/plain" }))
+        .status,
+    ).toBe(415);
     const r = await call("POST", "/v1/webhooks", { action: "regenerate-secret" });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, error: null, data: { secret: expect.stringMatching(/^whsec_/) } });
@@ -148,12 +176,26 @@ describe("/v1/webhooks", () => {
     try {
       const m = await merchantWithKey(prod);
       const papp = createApp(prod);
-      for (const url of ["https://127.0.0.1:8443/hook", "https://localhost/hook", "https://10.0.0.8/hook", "https://[::1]/hook", "https://169.254.169.254/latest"]) {
-        const res = await papp.request("/api/v1/webhooks", { method: "PUT", headers: { "x-api-key": m.apiKey, "content-type": "application/json" }, body: JSON.stringify({ url }) });
+      for (const url of [
+        "https://127.0.0.1:8443/hook",
+        "https://localhost/hook",
+        "https://10.0.0.8/hook",
+        "https://[::1]/hook",
+        "https://169.254.169.254/latest",
+      ]) {
+        const res = await papp.request("/api/v1/webhooks", {
+          method: "PUT",
+          headers: { "x-api-key": m.apiKey, "content-type": "application/json" },
+          body: JSON.stringify({ url }),
+        });
         expect(res.status, url).toBe(400);
         expect(((await res.json()) as any).error, url).toMatch(/loopback, private or reserved/);
       }
-      const ok = await papp.request("/api/v1/webhooks", { method: "PUT", headers: { "x-api-key": m.apiKey, "content-type": "application/json" }, body: JSON.stringify({ url: "https://8.8.8.8/hook" }) });
+      const ok = await papp.request("/api/v1/webhooks", {
+        method: "PUT",
+        headers: { "x-api-key": m.apiKey, "content-type": "application/json" },
+        body: JSON.stringify({ url: "https://8.8.8.8/hook" }),
+      });
       expect(ok.status).toBe(201);
     } finally {
       await prod.cleanup();

@@ -61,7 +61,11 @@ const sha256hex = (s: string) => createHash("sha256").update(s).digest("hex");
 describe("payment webhook delivery", () => {
   it("delivers the payload signed by the spec's formula and the Standard Webhooks scheme", async () => {
     const m = await merchantWithWebhook();
-    const e = await enqueuePayment(deps, m.merchant.id, "payment.completed", { transactionHash: "0xabc", receivedAmount: "12.5", terminal: null });
+    const e = await enqueuePayment(deps, m.merchant.id, "payment.completed", {
+      transactionHash: "0xabc",
+      receivedAmount: "12.5",
+      terminal: null,
+    });
     expect(e.written).toBe(true);
     const stats = await dispatcher.run(deps);
     expect(stats).toMatchObject({ claimed: 1, succeeded: 1 });
@@ -122,14 +126,25 @@ describe("payment webhook delivery", () => {
     // The same event each time: one webhook-id, one body.
     expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(1);
     expect(new Set(receiver.received.map((r) => r.rawBody)).size).toBe(1);
-    expect(receiver.received.map((r) => Number(r.headers["webhook-timestamp"]))).toEqual([t0, t0 + 5 * MIN, t0 + 15 * MIN].map((t) => Math.floor(t / 1000)));
+    expect(receiver.received.map((r) => Number(r.headers["webhook-timestamp"]))).toEqual(
+      [t0, t0 + 5 * MIN, t0 + 15 * MIN].map((t) => Math.floor(t / 1000)),
+    );
 
     // Delivery log over the API.
     const list = await api(m.apiKey, "GET", `/v1/webhooks/deliveries?paymentId=${paymentId}`);
     expect(list.status).toBe(200);
     expect(list.body.data.hasMore).toBe(false);
     expect(list.body.data.deliveries).toEqual([
-      expect.objectContaining({ paymentId, event: "payment.completed", status: "success", httpStatus: 200, attempts: 3, response: "thanks", nextAttemptAt: null, deliveredAt: t0 + 15 * MIN }),
+      expect.objectContaining({
+        paymentId,
+        event: "payment.completed",
+        status: "success",
+        httpStatus: 200,
+        attempts: 3,
+        response: "thanks",
+        nextAttemptAt: null,
+        deliveredAt: t0 + 15 * MIN,
+      }),
     ]);
     const detail = await api(m.apiKey, "GET", `/v1/webhooks/deliveries/${list.body.data.deliveries[0].id}`);
     expect(detail.body.data.attemptLog.map((a: any) => [a.attempt, a.httpStatus, a.response, a.at])).toEqual([
@@ -207,13 +222,32 @@ describe("payment webhook delivery", () => {
     expect((await enqueuePayment(deps, m.merchant.id, "payment.expired")).written).toBe(false);
     const paymentId = randomUUID();
     const payload = paymentPayload("payment.completed", paymentId, clock.now());
-    const enqueue = () => withTransaction(deps.db, (c) => enqueuePaymentWebhook(c, { merchantId: m.merchant.id, paymentId, event: "payment.completed", payload, dedupeKey: `completed:${paymentId}` }));
+    const enqueue = () =>
+      withTransaction(deps.db, (c) =>
+        enqueuePaymentWebhook(c, {
+          merchantId: m.merchant.id,
+          paymentId,
+          event: "payment.completed",
+          payload,
+          dedupeKey: `completed:${paymentId}`,
+        }),
+      );
     expect(await enqueue()).toBe(true);
     expect(await enqueue()).toBe(false);
-    await expect(withTransaction(deps.db, (c) => enqueuePaymentWebhook(c, { merchantId: m.merchant.id, paymentId, event: "payment.failed", payload, dedupeKey: `x:${paymentId}` }))).rejects.toThrow(/differs/);
+    await expect(
+      withTransaction(deps.db, (c) =>
+        enqueuePaymentWebhook(c, { merchantId: m.merchant.id, paymentId, event: "payment.failed", payload, dedupeKey: `x:${paymentId}` }),
+      ),
+    ).rejects.toThrow(/differs/);
     // Rolled back with the caller's transaction: no event.
     await withTransaction(deps.db, async (c) => {
-      await enqueuePaymentWebhook(c, { merchantId: m.merchant.id, paymentId, event: "payment.completed", payload, dedupeKey: `rolled-back:${paymentId}` });
+      await enqueuePaymentWebhook(c, {
+        merchantId: m.merchant.id,
+        paymentId,
+        event: "payment.completed",
+        payload,
+        dedupeKey: `rolled-back:${paymentId}`,
+      });
       throw new Error("state change failed");
     }).catch(() => {});
     const { rows } = await deps.db.pool.query(`SELECT dedupe_key FROM webhook_deliveries WHERE payment_id = $1`, [paymentId]);
@@ -227,13 +261,22 @@ describe("payment webhook delivery", () => {
     const m = await merchantWithWebhook({ events: ["payment.awaiting_gas"] });
     receiver.setResponder(() => ({ status: 500 }));
     const t0 = clock.now();
-    const { payload } = await enqueuePayment(deps, m.merchant.id, "payment.awaiting_gas", { estimatedFeeUsdt: "0.35", gasTankBalance: "0.10", requiredTopUp: "0.25" });
+    const { payload } = await enqueuePayment(deps, m.merchant.id, "payment.awaiting_gas", {
+      estimatedFeeUsdt: "0.35",
+      gasTankBalance: "0.10",
+      requiredTopUp: "0.25",
+    });
     for (const t of [t0, t0 + 5 * MIN, t0 + 15 * MIN]) {
       clock.set(t);
       await dispatcher.run(deps);
     }
     expect(receiver.received).toHaveLength(1);
-    expect(JSON.parse(receiver.received[0]!.rawBody)).toMatchObject({ event: "payment.awaiting_gas", estimatedFeeUsdt: "0.35", gasTankBalance: "0.10", requiredTopUp: "0.25" });
+    expect(JSON.parse(receiver.received[0]!.rawBody)).toMatchObject({
+      event: "payment.awaiting_gas",
+      estimatedFeeUsdt: "0.35",
+      gasTankBalance: "0.10",
+      requiredTopUp: "0.25",
+    });
     expect(payload.status).toBe("awaiting_gas");
     const list = await api(m.apiKey, "GET", "/v1/webhooks/deliveries");
     expect(list.body.data.deliveries[0]).toMatchObject({ status: "failed", attempts: 1, maxAttempts: 1 });
@@ -252,7 +295,9 @@ describe("payment webhook delivery", () => {
     await api(m.apiKey, "PUT", "/v1/webhooks", { url: receiver.url, isActive: true });
     const second = await enqueuePayment(deps, m.merchant.id);
     await api(m.apiKey, "DELETE", "/v1/webhooks");
-    const { rows } = await deps.db.pool.query(`SELECT status, last_error FROM webhook_deliveries WHERE payment_id = $1`, [second.paymentId]);
+    const { rows } = await deps.db.pool.query(`SELECT status, last_error FROM webhook_deliveries WHERE payment_id = $1`, [
+      second.paymentId,
+    ]);
     expect(rows[0]).toEqual({ status: "failed", last_error: "webhook configuration deleted" });
   });
 
@@ -279,7 +324,12 @@ describe("payment webhook delivery", () => {
 
 describe("failure modes", () => {
   const lastAttempt = async (merchantId: string) =>
-    (await deps.db.pool.query(`SELECT a.* FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.merchant_id = $1 ORDER BY a.id DESC LIMIT 1`, [merchantId])).rows[0];
+    (
+      await deps.db.pool.query(
+        `SELECT a.* FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.merchant_id = $1 ORDER BY a.id DESC LIMIT 1`,
+        [merchantId],
+      )
+    ).rows[0];
 
   it("timeout: counted as a failed attempt and retried", async () => {
     const m = await merchantWithWebhook();
@@ -309,7 +359,9 @@ describe("failure modes", () => {
 
   it("DNS failure", async () => {
     const m = await merchantWithWebhook();
-    await deps.db.pool.query(`UPDATE webhook_configs SET url = 'https://no-such-host.invalid/hook' WHERE merchant_id = $1`, [m.merchant.id]);
+    await deps.db.pool.query(`UPDATE webhook_configs SET url = 'https://no-such-host.invalid/hook' WHERE merchant_id = $1`, [
+      m.merchant.id,
+    ]);
     await enqueuePayment(deps, m.merchant.id);
     expect((await dispatcher.run(deps)).retrying).toBe(1);
     expect((await lastAttempt(m.merchant.id)).error).toMatch(/^dns:/);
@@ -321,7 +373,7 @@ describe("failure modes", () => {
     await enqueuePayment(deps, m.merchant.id);
     await dispatcher.run(deps);
     expect(receiver.received.map((r) => r.path)).toEqual(["/hooks"]);
-    expect((await lastAttempt(m.merchant.id))).toMatchObject({ http_status: 302, error: "http 302" });
+    expect(await lastAttempt(m.merchant.id)).toMatchObject({ http_status: 302, error: "http 302" });
   });
 
   it("caps the response body read and logged", async () => {
@@ -338,16 +390,27 @@ describe("failure modes", () => {
     const d = createWebhookDispatcher({ tls: { ca: receiver.ca }, log: () => {} });
     try {
       const m = await merchantWithKey(prod);
-      await prod.db.pool.query(`INSERT INTO webhook_configs (merchant_id, url, events, secret) VALUES ($1, $2, $3, 'whsec_x')`, [m.merchant.id, receiver.url, ["payment.completed"]]);
+      await prod.db.pool.query(`INSERT INTO webhook_configs (merchant_id, url, events, secret) VALUES ($1, $2, $3, 'whsec_x')`, [
+        m.merchant.id,
+        receiver.url,
+        ["payment.completed"],
+      ]);
       await enqueuePayment(prod, m.merchant.id);
       // A hostname resolving to loopback is refused by the connection's DNS check.
       const m2 = await merchantWithKey(prod);
-      await prod.db.pool.query(`INSERT INTO webhook_configs (merchant_id, url, events, secret) VALUES ($1, $2, $3, 'whsec_x')`, [m2.merchant.id, `https://localhost:${receiver.port}/hooks`, ["payment.completed"]]);
+      await prod.db.pool.query(`INSERT INTO webhook_configs (merchant_id, url, events, secret) VALUES ($1, $2, $3, 'whsec_x')`, [
+        m2.merchant.id,
+        `https://localhost:${receiver.port}/hooks`,
+        ["payment.completed"],
+      ]);
       await enqueuePayment(prod, m2.merchant.id);
       expect((await d.run(prod)).retrying).toBe(2);
       expect(receiver.received).toHaveLength(0);
       const { rows } = await prod.db.pool.query(`SELECT error FROM webhook_attempts ORDER BY id`);
-      expect(rows.map((r) => r.error)).toEqual([expect.stringMatching(/^blocked: 127\.0\.0\.1/), expect.stringMatching(/^blocked: localhost resolves to 127\.0\.0\.1/)]);
+      expect(rows.map((r) => r.error)).toEqual([
+        expect.stringMatching(/^blocked: 127\.0\.0\.1/),
+        expect.stringMatching(/^blocked: localhost resolves to 127\.0\.0\.1/),
+      ]);
     } finally {
       await d.close();
       await prod.cleanup();
@@ -357,9 +420,19 @@ describe("failure modes", () => {
 
 describe("vault webhooks", () => {
   const data = (depositId: string, status: string) => ({
-    depositId, externalUserId: "user-1", amount: "1000000", fee: "2500", netAmount: "997500", tokenSymbol: "USDT",
-    tokenAddress: "0x4444444444444444444444444444444444444444", chainId: 777177, depositAddress: "0x5555555555555555555555555555555555555555",
-    status, depositTxHash: "0xdep", processTxHash: status === "completed" ? "0xproc" : null, timestamp: clock.now(),
+    depositId,
+    externalUserId: "user-1",
+    amount: "1000000",
+    fee: "2500",
+    netAmount: "997500",
+    tokenSymbol: "USDT",
+    tokenAddress: "0x4444444444444444444444444444444444444444",
+    chainId: 777177,
+    depositAddress: "0x5555555555555555555555555555555555555555",
+    status,
+    depositTxHash: "0xdep",
+    processTxHash: status === "completed" ? "0xproc" : null,
+    timestamp: clock.now(),
   });
 
   it("deposit.* subscription: {event, data, timestamp} signed with X-Webhook-Signature", async () => {
@@ -367,7 +440,15 @@ describe("vault webhooks", () => {
     const { row } = await putVaultWebhookConfig(deps.db, m.merchant.id, { url: receiver.url, events: ["deposit.*"] }, clock.now());
     for (const event of ["deposit.completed", "deposit.failed"] as const) {
       const depositId = randomUUID();
-      const ok = await withTransaction(deps.db, (c) => enqueueVaultWebhook(c, { merchantId: m.merchant.id, depositId, event, data: data(depositId, event.slice(8)), dedupeKey: `${event}:${depositId}` }));
+      const ok = await withTransaction(deps.db, (c) =>
+        enqueueVaultWebhook(c, {
+          merchantId: m.merchant.id,
+          depositId,
+          event,
+          data: data(depositId, event.slice(8)),
+          dedupeKey: `${event}:${depositId}`,
+        }),
+      );
       expect(ok).toBe(true);
     }
     await dispatcher.run(deps);
@@ -390,7 +471,15 @@ describe("vault webhooks", () => {
     await putVaultWebhookConfig(deps.db, m.merchant.id, { url: receiver.url, events: ["deposit.completed"], secret: null }, clock.now());
     const depositId = randomUUID();
     const enqueue = (event: "deposit.completed" | "deposit.failed") =>
-      withTransaction(deps.db, (c) => enqueueVaultWebhook(c, { merchantId: m.merchant.id, depositId, event, data: data(depositId, "x"), dedupeKey: `${event}:${depositId}` }));
+      withTransaction(deps.db, (c) =>
+        enqueueVaultWebhook(c, {
+          merchantId: m.merchant.id,
+          depositId,
+          event,
+          data: data(depositId, "x"),
+          dedupeKey: `${event}:${depositId}`,
+        }),
+      );
     expect(await enqueue("deposit.failed")).toBe(false);
     expect(await enqueue("deposit.completed")).toBe(true);
     await dispatcher.run(deps);

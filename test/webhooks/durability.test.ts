@@ -46,7 +46,13 @@ async function enqueueMany(merchantId: string, n: number, perTx = 100): Promise<
       for (let j = i; j < Math.min(n, i + perTx); j++) {
         const paymentId = randomUUID();
         ids.push(paymentId);
-        await enqueuePaymentWebhook(client, { merchantId, paymentId, event: "payment.completed", payload: paymentPayload("payment.completed", paymentId, clock.now()), dedupeKey: `completed:${paymentId}` });
+        await enqueuePaymentWebhook(client, {
+          merchantId,
+          paymentId,
+          event: "payment.completed",
+          payload: paymentPayload("payment.completed", paymentId, clock.now()),
+          dedupeKey: `completed:${paymentId}`,
+        });
       }
     });
   }
@@ -72,7 +78,9 @@ it("a dispatcher killed mid-delivery: the deliveries are resent after restart (d
   expect(await exited).toBe("SIGKILL");
 
   // Claimed, in flight, nothing recorded.
-  const before = await deps.db.pool.query(`SELECT status, attempts, locked_until FROM webhook_deliveries WHERE merchant_id = $1`, [m.merchant.id]);
+  const before = await deps.db.pool.query(`SELECT status, attempts, locked_until FROM webhook_deliveries WHERE merchant_id = $1`, [
+    m.merchant.id,
+  ]);
   expect(before.rows).toHaveLength(5);
   for (const r of before.rows) {
     expect(r).toMatchObject({ status: "pending", attempts: 0 });
@@ -106,7 +114,7 @@ it("1,000 events through two replicas and a flaky receiver: all delivered, none 
   // One event in 7 fails its first attempt (500) and succeeds on the retry 5 minutes later.
   receiver.setResponder((r) => {
     const id = r.headers["webhook-id"]!;
-    if (!failedOnce.has(id) && n++ % 7 === 3) return failedOnce.add(id), { status: 500 };
+    if (!failedOnce.has(id) && n++ % 7 === 3) return (failedOnce.add(id), { status: 500 });
     return { status: 200 };
   });
 
@@ -126,7 +134,9 @@ it("1,000 events through two replicas and a flaky receiver: all delivered, none 
   }
   const elapsed = performance.now() - started;
 
-  const { rows } = await deps.db.pool.query(`SELECT id, payment_id, status, attempts FROM webhook_deliveries WHERE merchant_id = $1`, [m.merchant.id]);
+  const { rows } = await deps.db.pool.query(`SELECT id, payment_id, status, attempts FROM webhook_deliveries WHERE merchant_id = $1`, [
+    m.merchant.id,
+  ]);
   expect(rows).toHaveLength(1000);
   expect(rows.filter((r) => r.status !== "success")).toEqual([]);
   expect(rows.map((r) => r.payment_id).sort()).toEqual([...paymentIds].sort());
@@ -140,7 +150,10 @@ it("1,000 events through two replicas and a flaky receiver: all delivered, none 
   for (const r of received) perId.set(r.headers["webhook-id"]!, (perId.get(r.headers["webhook-id"]!) ?? 0) + 1);
   expect(perId.size).toBe(1000);
   for (const r of rows) expect(perId.get(r.id)).toBe(r.attempts);
-  const logged = await deps.db.pool.query(`SELECT count(*)::int AS n, count(DISTINCT (delivery_id, attempt))::int AS d FROM webhook_attempts a JOIN webhook_deliveries w ON w.id = a.delivery_id WHERE w.merchant_id = $1`, [m.merchant.id]);
+  const logged = await deps.db.pool.query(
+    `SELECT count(*)::int AS n, count(DISTINCT (delivery_id, attempt))::int AS d FROM webhook_attempts a JOIN webhook_deliveries w ON w.id = a.delivery_id WHERE w.merchant_id = $1`,
+    [m.merchant.id],
+  );
   expect(logged.rows[0]).toEqual({ n: totalAttempts, d: totalAttempts });
   expect(totalAttempts).toBeGreaterThan(1100);
   for (const r of received.slice(0, 50)) expect(r.headers["x-signature"]).toBe(bodySignature(r.rawBody, m.secret));

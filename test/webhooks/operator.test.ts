@@ -31,7 +31,11 @@ it("the processor delivers through the runner; the CLI lists deliveries and rese
   const cfg = await putWebhookConfig(deps.db, m.merchant.id, { url: receiver.url, events: ["payment.awaiting_gas"] }, m.apiKey, deps.now());
   expect(cfg.created).toBe(true);
   receiver.setResponder(() => ({ status: 410, body: "gone" }));
-  const { paymentId } = await enqueuePayment(deps, m.merchant.id, "payment.awaiting_gas", { estimatedFeeUsdt: "1", gasTankBalance: "0", requiredTopUp: "1" });
+  const { paymentId } = await enqueuePayment(deps, m.merchant.id, "payment.awaiting_gas", {
+    estimatedFeeUsdt: "1",
+    gasTankBalance: "0",
+    requiredTopUp: "1",
+  });
 
   const processor = webhookDispatcher({ tls: { ca: receiver.ca }, log: () => {} });
   const runner = startProcessors(deps, [processor], () => {});
@@ -39,7 +43,9 @@ it("the processor delivers through the runner; the CLI lists deliveries and rese
     await receiver.waitFor(1);
     await runner.runOnce("webhook-dispatcher");
     const listed = await cli("webhook", "list", "--merchant", m.merchant.id);
-    expect(listed.deliveries).toEqual([expect.objectContaining({ paymentId, status: "failed", httpStatus: 410, attempts: 1, response: "gone" })]);
+    expect(listed.deliveries).toEqual([
+      expect.objectContaining({ paymentId, status: "failed", httpStatus: 410, attempts: 1, response: "gone" }),
+    ]);
 
     receiver.setResponder(() => ({ status: 200, body: "ok" }));
     const resent = await cli("webhook", "resend", "--delivery", listed.deliveries[0].id);

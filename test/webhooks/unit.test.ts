@@ -13,7 +13,11 @@ describe("signatures", () => {
 
   it("X-Signature is the lowercase hex SHA-256 of the raw body + key", () => {
     const key = "whsec_abc";
-    expect(bodySignature(body, key)).toBe(createHash("sha256").update(body + key).digest("hex"));
+    expect(bodySignature(body, key)).toBe(
+      createHash("sha256")
+        .update(body + key)
+        .digest("hex"),
+    );
     expect(bodySignature(body, key)).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -60,10 +64,25 @@ describe("url policy", () => {
   });
 
   it.each([
-    ["127.0.0.1", true], ["10.1.2.3", true], ["172.20.0.1", true], ["192.168.1.1", true], ["169.254.169.254", true],
-    ["100.64.0.1", true], ["0.0.0.0", true], ["224.0.0.1", true], ["::1", true], ["::", true], ["fd00::1", true],
-    ["fe80::1", true], ["::ffff:127.0.0.1", true], ["::ffff:7f00:1", true], ["64:ff9b::a00:1", true],
-    ["8.8.8.8", false], ["1.1.1.1", false], ["2606:4700:4700::1111", false], ["172.32.0.1", false],
+    ["127.0.0.1", true],
+    ["10.1.2.3", true],
+    ["172.20.0.1", true],
+    ["192.168.1.1", true],
+    ["169.254.169.254", true],
+    ["100.64.0.1", true],
+    ["0.0.0.0", true],
+    ["224.0.0.1", true],
+    ["::1", true],
+    ["::", true],
+    ["fd00::1", true],
+    ["fe80::1", true],
+    ["::ffff:127.0.0.1", true],
+    ["::ffff:7f00:1", true],
+    ["64:ff9b::a00:1", true],
+    ["8.8.8.8", false],
+    ["1.1.1.1", false],
+    ["2606:4700:4700::1111", false],
+    ["172.32.0.1", false],
   ])("%s private=%s", (ip, priv) => {
     expect(isPrivateAddress(ip)).toBe(priv);
   });
@@ -75,7 +94,13 @@ describe("url policy", () => {
     expect((await checkWebhookTarget(u("https://0x7f000001/x"), { allowPrivate: false })).ok).toBe(false);
     expect((await checkWebhookTarget(u("https://127.0.0.1/x"), { allowPrivate: true })).ok).toBe(true);
     expect((await checkWebhookTarget(u("https://8.8.8.8/x"), { allowPrivate: false })).ok).toBe(true);
-    const lookup = async (h: string) => (h === "internal.example" ? [{ address: "93.184.216.34", family: 4 }, { address: "10.0.0.5", family: 4 }] : [{ address: "93.184.216.34", family: 4 }]);
+    const lookup = async (h: string) =>
+      h === "internal.example"
+        ? [
+            { address: "93.184.216.34", family: 4 },
+            { address: "10.0.0.5", family: 4 },
+          ]
+        : [{ address: "93.184.216.34", family: 4 }];
     expect((await checkWebhookTarget(u("https://internal.example/x"), { allowPrivate: false, lookup })).ok).toBe(false);
     expect((await checkWebhookTarget(u("https://public.example/x"), { allowPrivate: false, lookup })).ok).toBe(true);
     expect((await checkWebhookTarget(u("https://localhost/x"), { allowPrivate: false })).ok).toBe(false);
@@ -84,8 +109,14 @@ describe("url policy", () => {
 
 describe("events and retries", () => {
   it("validates event lists", () => {
-    expect(parseEventList(["payment.completed", "payment.completed", "payment.expired"], PAYMENT_EVENTS)).toEqual({ ok: true, events: ["payment.completed", "payment.expired"] });
-    expect(parseEventList(["payment.refunded"], PAYMENT_EVENTS)).toEqual({ ok: false, error: expect.stringMatching(/Unknown event: payment.refunded/) });
+    expect(parseEventList(["payment.completed", "payment.completed", "payment.expired"], PAYMENT_EVENTS)).toEqual({
+      ok: true,
+      events: ["payment.completed", "payment.expired"],
+    });
+    expect(parseEventList(["payment.refunded"], PAYMENT_EVENTS)).toEqual({
+      ok: false,
+      error: expect.stringMatching(/Unknown event: payment.refunded/),
+    });
     expect(parseEventList([], PAYMENT_EVENTS).ok).toBe(false);
     expect(parseEventList("payment.completed", PAYMENT_EVENTS).ok).toBe(false);
     expect(vaultSubscribed(["deposit.*"], "deposit.failed")).toBe(true);

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 import type { PayerStage, PublicPaymentView } from "../../modules/payments/public-view.js";
 import { STAGE_LABEL, countdownText, stageAt, stageNotice, type Notice } from "./texts.js";
 
@@ -87,7 +86,8 @@ function poll() {
     })
     .catch(() => {})
     .then(() => {
-      if (state.stage !== "completed") setTimeout(poll, state.stage === "awaiting_payment" || state.stage === "processing" ? POLL_MS : POLL_MS * 5);
+      if (state.stage !== "completed")
+        setTimeout(poll, state.stage === "awaiting_payment" || state.stage === "processing" ? POLL_MS : POLL_MS * 5);
     });
 }
 

@@ -13,7 +13,12 @@ const esc = (s: unknown) =>
 
 /** JSON inside <script>: no `</script>`, no HTML comment openers, no JS line separators. */
 const scriptJson = (v: unknown) =>
-  JSON.stringify(v).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  JSON.stringify(v)
+    .replace(/</g, "\\u003c")
+    .replace(/>/g, "\\u003e")
+    .replace(/&/g, "\\u0026")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 
 /** The part of amountDue that is fees the payer covers (payer-covers-fee mode), or null. */
 function payerFee(v: PublicPaymentView): string | null {

@@ -44,7 +44,9 @@ export function stageNotice(v: PublicPaymentView, stage: PayerStage = v.stage): 
     case "closed":
       return { kind: "bad", text: MESSAGES.closed.replace("{status}", v.status) };
     default:
-      return isPartial(v) ? { kind: "info", text: MESSAGES.partial.replace("{remaining}", `${v.remainingAmount} ${v.token.symbol}`) } : null;
+      return isPartial(v)
+        ? { kind: "info", text: MESSAGES.partial.replace("{remaining}", `${v.remainingAmount} ${v.token.symbol}`) }
+        : null;
   }
 }
 

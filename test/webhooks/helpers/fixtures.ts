@@ -28,7 +28,12 @@ export function paymentPayload(event: PaymentWebhookEvent, paymentId: string, ti
 }
 
 /** Enqueues a payment event in its own transaction, as the payment code does inside its state change. */
-export async function enqueuePayment(deps: AppDeps, merchantId: string, event: PaymentWebhookEvent = "payment.completed", extra: Record<string, unknown> = {}) {
+export async function enqueuePayment(
+  deps: AppDeps,
+  merchantId: string,
+  event: PaymentWebhookEvent = "payment.completed",
+  extra: Record<string, unknown> = {},
+) {
   const paymentId = randomUUID();
   const payload = paymentPayload(event, paymentId, deps.now(), extra);
   const written = await withTransaction(deps.db, (client) =>

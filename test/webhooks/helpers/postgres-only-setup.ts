@@ -10,7 +10,9 @@ import { startEmbeddedPostgres } from "../../../local/postgres.js";
 export default async function setup(project: TestProject) {
   const databaseUrl = process.env.TEST_DATABASE_URL;
   const dataDir = path.resolve(`.data/webhooks-test/run-${process.pid}`);
-  const pg = databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: path.join(dataDir, "postgres"), persistent: false, fresh: true });
+  const pg = databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: path.join(dataDir, "postgres"), persistent: false, fresh: true });
   project.provide("stackEnv", { DATABASE_URL: databaseUrl ?? pg!.url });
   return async () => {
     await pg?.stop();

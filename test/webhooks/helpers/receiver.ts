@@ -21,7 +21,12 @@ export async function startReceiver(opts: { responder?: Responder; cert?: { key:
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
-      const r: Received = { headers: req.headers as Record<string, string>, rawBody: Buffer.concat(chunks).toString("utf8"), path: req.url ?? "/", at: Date.now() };
+      const r: Received = {
+        headers: req.headers as Record<string, string>,
+        rawBody: Buffer.concat(chunks).toString("utf8"),
+        path: req.url ?? "/",
+        at: Date.now(),
+      };
       const index = received.push(r) - 1;
       for (const w of [...waiters])
         if (received.length >= w.n) {
