@@ -9,6 +9,8 @@ import { transition } from "./state-machine.js";
 type Seen = { id: string; status: string; due: bigint; previous: bigint; received: bigint; txHash: string | null; block: string | null };
 
 const OPEN = ["pending", "expired"];
+/** What detection needs of an open payment. */
+const OPEN_COLUMNS = { id: payments.id, status: payments.status, dueUnits: payments.dueUnits, receivedUnits: payments.receivedUnits };
 
 /** Token payments whose confirmed transfers (at least `block_confirmations` below `latest`) sum to something new. */
 async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest: bigint): Promise<Seen[]> {
@@ -16,10 +18,7 @@ async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest:
   const received = sql<string>`sum(${t.amount})`;
   const rows = await deps.db.orm
     .select({
-      id: payments.id,
-      status: payments.status,
-      dueUnits: payments.dueUnits,
-      receivedUnits: payments.receivedUnits,
+      ...OPEN_COLUMNS,
       received,
       txHash: sql<string>`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}))[1]`,
       block: sql<string>`min(${t.blockNumber})`,
@@ -52,10 +51,7 @@ async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest:
 async function confirmedNativeDeposits(deps: AppDeps, chain: ActiveChain, latest: bigint): Promise<Seen[]> {
   const rows = await deps.db.orm
     .select({
-      id: payments.id,
-      status: payments.status,
-      dueUnits: payments.dueUnits,
-      receivedUnits: payments.receivedUnits,
+      ...OPEN_COLUMNS,
       recipientAddress: payments.recipientAddress,
       blockConfirmations: payments.blockConfirmations,
     })
