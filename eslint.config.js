@@ -27,7 +27,7 @@ export default tseslint.config(
     files: ["**/*.ts"],
     plugins: { boundaries },
     settings: {
-      "import/resolver": { typescript: { project: "./tsconfig.json" } },
+      "import/resolver": { "./scripts/eslint-ts-resolver.cjs": {} },
       "boundaries/include": ["**/*.ts"],
       "boundaries/elements": [
         ...["core", "db", "chains", "abis", "modules", "processors", "api", "web", "cli", "local"].map((type) => ({ type, pattern: type })),
@@ -67,6 +67,12 @@ export default tseslint.config(
       "@typescript-eslint/no-non-null-assertion": "off",
       "@typescript-eslint/no-explicit-any": "error",
     },
+  },
+  {
+    // The import resolver is loaded by require(): CommonJS.
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", exports: "writable", module: "writable" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
   },
   {
     // Tests, benchmarks and scripts handle untyped JSON of the API under test.

@@ -21,11 +21,11 @@ export function createApp(deps: AppDeps) {
   api.route("/tokens", tokens);
   api.route("/oracle", oracle);
   api.route("/graphql", graphqlRoute);
-  // These define their full paths (/health, /balance and /promo-status, /v1/webhooks..., /auth/...).
+  api.route("/v1/webhooks", webhooks);
+  api.route("/auth", auth);
+  // Single routes at the root of the API: /health, /balance, /promo-status.
   api.route("/", health);
   api.route("/", account);
-  api.route("/", webhooks);
-  api.route("/", auth);
 
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {

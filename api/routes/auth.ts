@@ -6,8 +6,8 @@ import type { AppEnv } from "../context.js";
 
 /** Dashboard login: POST /auth/login sets the session cookie accepted by GET /v1/payments. */
 export const auth = new Hono<AppEnv>()
-  .use("/auth/*", errorsAs("plain"))
-  .post("/auth/login", async (c) => {
+  .use(errorsAs("plain"))
+  .post("/login", async (c) => {
     const deps = c.var.deps;
     const session = await login(deps, await c.req.json().catch(() => null));
     setCookie(c, SESSION_COOKIE, session.token, {
@@ -19,7 +19,7 @@ export const auth = new Hono<AppEnv>()
     });
     return c.json({ success: true, merchantId: session.merchantId, expiresAt: session.expiresAt.getTime() });
   })
-  .post("/auth/logout", async (c) => {
+  .post("/logout", async (c) => {
     await logout(c.var.deps, getCookie(c, SESSION_COOKIE));
     deleteCookie(c, SESSION_COOKIE, { path: "/" });
     return c.json({ success: true });

@@ -20,41 +20,40 @@ const jsonBody = (c: Context<AppEnv>): Promise<unknown> =>
     throw new Invalid("Invalid JSON body");
   });
 
-// "/v1/webhooks/*" also matches /v1/webhooks itself.
 webhooks.use(
-  "/v1/webhooks/*",
+  "*",
   errorsAs("result"),
   requireApiKey(() => ({ success: false, error: "Unauthorized", data: null })),
 );
 
 /** GET /v1/webhooks: the configuration with its secret masked. */
-webhooks.get("/v1/webhooks", async (c) => ok(c, await getWebhook(c.var.deps, c.var.merchant.id)));
+webhooks.get("/", async (c) => ok(c, await getWebhook(c.var.deps, c.var.merchant.id)));
 
 /** PUT /v1/webhooks: creates (201, whole secret) or updates (200, masked secret). */
-webhooks.put("/v1/webhooks", async (c) => {
+webhooks.put("/", async (c) => {
   const r = await putWebhook(c.var.deps, { merchantId: c.var.merchant.id, apiKey: c.var.apiKey }, await jsonBody(c));
   return ok(c, r.webhook, r.created ? 201 : 200);
 });
 
 /** POST /v1/webhooks {action: 'regenerate-secret'}: a new secret, effective at once (queued retries included). */
-webhooks.post("/v1/webhooks", async (c) => {
+webhooks.post("/", async (c) => {
   if (!/^application\/json\b/i.test(c.req.header("content-type") ?? ""))
     throw new UnsupportedMedia("Content-Type must be application/json");
   return ok(c, await regenerateWebhookSecret(c.var.deps, c.var.merchant.id, await jsonBody(c)));
 });
 
 /** DELETE /v1/webhooks. */
-webhooks.delete("/v1/webhooks", async (c) => ok(c, await deleteWebhook(c.var.deps, c.var.merchant.id)));
+webhooks.delete("/", async (c) => ok(c, await deleteWebhook(c.var.deps, c.var.merchant.id)));
 
 const payments = (c: Context<AppEnv>) => ({ merchantId: c.var.merchant.id, kind: "payment" as const });
 
 /** GET /v1/webhooks/deliveries: the delivery log, newest first (?limit&cursor&status&paymentId&event). */
-webhooks.get("/v1/webhooks/deliveries", async (c) => ok(c, await listDeliveries(c.var.deps.db, payments(c), c.req.query())));
+webhooks.get("/deliveries", async (c) => ok(c, await listDeliveries(c.var.deps.db, payments(c), c.req.query())));
 
 /** GET /v1/webhooks/deliveries/:id: one delivery with its payload and every attempt. */
-webhooks.get("/v1/webhooks/deliveries/:id", async (c) => ok(c, await getDelivery(c.var.deps.db, c.req.param("id"), payments(c))));
+webhooks.get("/deliveries/:id", async (c) => ok(c, await getDelivery(c.var.deps.db, c.req.param("id"), payments(c))));
 
 /** POST /v1/webhooks/deliveries/:id/resend: one more attempt, now (202). */
-webhooks.post("/v1/webhooks/deliveries/:id/resend", async (c) =>
+webhooks.post("/deliveries/:id/resend", async (c) =>
   ok(c, await resendDelivery(c.var.deps.db, c.req.param("id"), c.var.deps.now(), payments(c)), 202),
 );
