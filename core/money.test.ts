@@ -57,6 +57,17 @@ describe("parseAmount", () => {
   });
 });
 
+describe("parseAmount strict (amounts callers send to the API)", () => {
+  it.each([".5", "5.", "1.", "1.500000000", "1e3", " 1", "+1", "-1"])("refuses %j", (v) => {
+    expect(tryParseAmount(v, 6, { strict: true })).toBeNull();
+  });
+  it("accepts plain decimals within the token's decimals", () => {
+    expect(parseAmount("1.5", 6, { strict: true })).toBe(1_500_000n);
+    expect(parseAmount("0.000001", 6, { strict: true })).toBe(1n);
+    expect(parseAmount("12", 0, { strict: true })).toBe(12n);
+  });
+});
+
 describe("formatAmount", () => {
   it("formats without trailing zeros", () => {
     expect(formatAmount(12_500_000n, 6)).toBe("12.5");

@@ -39,12 +39,20 @@ export function pow10(n: number): bigint {
 }
 
 /**
+ * `strict`: the grammar of amounts callers send to the API: digits with an optional point and
+ * digits ("12.5"; not ".5", "5." or "1e3"), and no more fraction digits than `decimals`, zeros included.
+ */
+export type ParseOptions = { strict?: boolean };
+const STRICT_RE = /^\d+(\.\d+)?$/;
+
+/**
  * A human decimal string to smallest units. Throws InvalidAmountError when the string is not a
  * plain non-negative decimal or would lose precision at `decimals` (see the module comment).
  */
-export function parseAmount(decimal: string, decimals: number): bigint {
+export function parseAmount(decimal: string, decimals: number, opts: ParseOptions = {}): bigint {
   checkDecimals(decimals);
   if (typeof decimal !== "string") throw new InvalidAmountError("amount must be a string");
+  if (opts.strict && !STRICT_RE.test(decimal)) throw new InvalidAmountError(`not a plain decimal: ${JSON.stringify(decimal)}`);
   const m = DECIMAL_RE.exec(decimal);
   if (!m || (m[1] === "" && (m[2] === undefined || m[2] === "")))
     throw new InvalidAmountError(`not a decimal number: ${JSON.stringify(decimal)}`);
@@ -53,7 +61,7 @@ export function parseAmount(decimal: string, decimals: number): bigint {
   if (whole.replace(/^0+/, "").length > 78) throw new InvalidAmountError("amount too large");
   let frac = m[2] ?? "";
   if (frac.length > decimals) {
-    if (/[^0]/.test(frac.slice(decimals))) throw new InvalidAmountError(`more than ${decimals} fraction digits: ${decimal}`);
+    if (opts.strict || /[^0]/.test(frac.slice(decimals))) throw new InvalidAmountError(`more than ${decimals} fraction digits: ${decimal}`);
     frac = frac.slice(0, decimals);
   }
   const units = BigInt(whole + frac.padEnd(decimals, "0"));
@@ -62,10 +70,10 @@ export function parseAmount(decimal: string, decimals: number): bigint {
 }
 
 /** parseAmount returning null instead of throwing. */
-export function tryParseAmount(decimal: unknown, decimals: number): bigint | null {
+export function tryParseAmount(decimal: unknown, decimals: number, opts: ParseOptions = {}): bigint | null {
   if (typeof decimal !== "string") return null;
   try {
-    return parseAmount(decimal, decimals);
+    return parseAmount(decimal, decimals, opts);
   } catch (e) {
     if (e instanceof InvalidAmountError) return null;
     throw e;
@@ -73,8 +81,8 @@ export function tryParseAmount(decimal: unknown, decimals: number): bigint | nul
 }
 
 /** parseAmount that also requires a value above zero; null when invalid or zero. */
-export function parsePositiveAmount(decimal: unknown, decimals: number): bigint | null {
-  const v = tryParseAmount(decimal, decimals);
+export function parsePositiveAmount(decimal: unknown, decimals: number, opts: ParseOptions = {}): bigint | null {
+  const v = tryParseAmount(decimal, decimals, opts);
   return v !== null && v > 0n ? v : null;
 }
 

@@ -58,8 +58,10 @@ describe("checkServeConfig: what is required", () => {
     const bare = { DATABASE_URL: "postgres://db", RPC_URL_137: "https://rpc.example", FACTORY_ADDRESS_137: FACTORY };
     expect(checkServeConfig({ ...bare, ROLES: "indexer" }).missing).toEqual([]);
     expect(checkServeConfig({ ...bare, ROLES: "api" }).missing).toEqual(["HASH_SECRET", "TREASURY_ADDRESS"]);
-    expect(checkServeConfig({ ...bare, ROLES: "processors" }).missing).toEqual(["SETTLER_PRIVATE_KEY", "TREASURY_ADDRESS"]);
-    expect(checkServeConfig({ ...bare, ROLES: "processors", SETTLER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY }).missing).toEqual([]);
+    expect(checkServeConfig({ ...bare, ROLES: "processors" }).missing).toEqual(["HASH_SECRET", "SETTLER_PRIVATE_KEY", "TREASURY_ADDRESS"]);
+    expect(checkServeConfig({ ...bare, ROLES: "processors", SETTLER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY }).missing).toEqual([
+      "HASH_SECRET",
+    ]);
     expect(checkServeConfig({ ROLES: "indexer", RPC_URL_137: "https://rpc.example", FACTORY_ADDRESS_137: FACTORY }).missing).toEqual([
       "DATABASE_URL",
     ]);
@@ -67,7 +69,10 @@ describe("checkServeConfig: what is required", () => {
 
   it("refuses the development HASH_SECRET", () => {
     expect(checkServeConfig(full({ HASH_SECRET: DEV_HASH_SECRET })).invalid).toEqual(["HASH_SECRET (the development default)"]);
-    expect(checkServeConfig(full({ HASH_SECRET: DEV_HASH_SECRET, ROLES: "processors" })).invalid).toEqual([]);
+    expect(checkServeConfig(full({ HASH_SECRET: DEV_HASH_SECRET, ROLES: "processors" })).invalid).toEqual([
+      "HASH_SECRET (the development default)",
+    ]);
+    expect(checkServeConfig(full({ HASH_SECRET: DEV_HASH_SECRET, ROLES: "indexer" })).invalid).toEqual([]);
   });
 
   it("takes a factory from the deployments file", () => {

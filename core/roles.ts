@@ -49,7 +49,8 @@ export function checkServeConfig(env: Env): ServeCheck {
   const app = roles.includes("api") || roles.includes("processors");
 
   if (!set(env.DATABASE_URL)) missing.push("DATABASE_URL");
-  if (roles.includes("api")) {
+  // Processors sign redirect hashes into webhooks too, so both need the real secret.
+  if (app) {
     if (!set(env.HASH_SECRET)) missing.push("HASH_SECRET");
     else if (env.HASH_SECRET === DEV_HASH_SECRET) invalid.push("HASH_SECRET (the development default)");
   }

@@ -30,8 +30,19 @@ export function ponderSchemaName(chainKey: string): string {
   return `ponder_${h.digest("hex").slice(0, 12)}`;
 }
 
+/** What a Ponder process may see of the environment when it must not inherit it (no keys, no secrets). */
+const PONDER_ENV =
+  /^(PATH|HOME|TMPDIR|LANG|TZ|NODE_OPTIONS|DATABASE_URL|APP_SCHEMA|DEPLOYMENTS_FILE|LOCAL_CHAINS|PONDER_[A-Z_]+|(RPC_URL|TOKEN_ADDRESS|FACTORY_ADDRESS|FACTORY_IMPLEMENTATION|ORACLE_ADDRESS|START_BLOCK)_[A-Z0-9_]+)$/;
+
+/** The environment variables of `env` that the indexer needs. */
+export function ponderEnv(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => PONDER_ENV.test(k)));
+}
+
 export async function startPonder(opts: {
   env: Record<string, string | undefined>;
+  /** false: the child sees only `opts.env` (plus PATH and the like), not this process's environment. */
+  inheritEnv?: boolean;
   schema: string;
   viewsSchema: string;
   port?: number;
@@ -47,7 +58,7 @@ export async function startPonder(opts: {
       cwd: ROOT,
       // PORT too: Ponder reads it, and the service's own PORT would send Ponder elsewhere.
       env: {
-        ...process.env,
+        ...(opts.inheritEnv === false ? ponderEnv(process.env) : process.env),
         ...opts.env,
         PORT: String(port),
         PONDER_TELEMETRY_DISABLED: "true",

@@ -3,7 +3,7 @@ import { activeChains } from "../chains/runtime.js";
 import { createDeps, type AppDeps } from "../core/deps.js";
 import { checkServeConfig, formatServeCheck } from "../core/roles.js";
 import { migrate } from "../db/migrate.js";
-import { ponderSchemaName, startPonder, type PonderProcess } from "../local/ponder.js";
+import { ponderEnv, ponderSchemaName, startPonder, type PonderProcess } from "../local/ponder.js";
 import { allProcessors } from "../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../processors/runner.js";
 
@@ -56,7 +56,9 @@ async function start() {
     const chainKey = JSON.stringify(chains.map((c) => [c.chainId, c.factory, c.startBlock, c.tokens.map((t) => t.address)]));
     const viewsSchema = env.PONDER_VIEWS_SCHEMA || "chain";
     const p = await startPonder({
-      env: {},
+      // The indexer is a third-party process with SQL over HTTP: it gets no keys or secrets.
+      env: ponderEnv(env),
+      inheritEnv: false,
       schema: env.PONDER_SCHEMA || ponderSchemaName(chainKey),
       viewsSchema,
       port: Number(env.PONDER_PORT || 42069),

@@ -5,6 +5,8 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import { gasTankAddresses, ledgerEntries } from "../../db/schema.js";
 import { GAS_TANK_DECIMALS, gasTankTokens } from "./usdt.js";
 
+const CREDIT_BATCH = 1000;
+
 /**
  * Credits confirmed USDT deposits to Gas Tank addresses. Idempotent: one ledger row per transfer
  * (`reference` = the indexed transfer id). 18-decimal USDT (chain 56) is truncated to 6 decimals.
@@ -37,7 +39,9 @@ export async function creditGasTankDeposits(
               .where(eq(ledgerEntries.reference, credit)),
           ),
         ),
-      );
+      )
+      // A bounded batch per pass (a backlog drains over several): one insert stays far below Postgres' bind limit.
+      .limit(CREDIT_BATCH);
     if (deposits.length === 0) continue;
     const inserted = await orm
       .insert(ledgerEntries)

@@ -75,7 +75,7 @@ export function validateCreatePayment(raw: unknown, ctx: ValidationContext): Cre
   // creation (create.ts parses again then), so until then the amount is read at its own precision.
   // Either way no amount above uint256 smallest units gets through.
   const decimals = findToken(running, b.token)?.decimals ?? Math.min(fractionDigits(amount), 77);
-  if (parsePositiveAmount(amount, decimals) === null) throw new Invalid("Amount must be a positive number");
+  if (parsePositiveAmount(amount, decimals, { strict: true }) === null) throw new Invalid("Amount must be a positive number");
   return {
     merchant: b.merchant as `0x${string}`,
     chainId,

@@ -3,8 +3,8 @@ import { parse } from "lossless-json";
 /**
  * JSON with every number kept as its source literal (JsonNumber), so a price such as
  * `0.000012345678901234` or `1.2345e-7` reaches the money code exactly, never through a float.
- * Parsing is the `lossless-json` package (strict RFC 8259, objects without a prototype); this
- * module adds the number type, a nesting bound and own-property access.
+ * Parsing is the `lossless-json` package (strict RFC 8259; a repeated key keeps its last value, as
+ * JSON.parse does); this module adds the number type, a nesting bound and own-property access.
  */
 export class JsonNumber {
   constructor(readonly literal: string) {}
@@ -28,7 +28,10 @@ function depth(v: LosslessJson, d = 0): number {
 export function parseJsonLossless(text: string): LosslessJson {
   let v: LosslessJson;
   try {
-    v = parse(text, null, (literal) => new JsonNumber(literal)) as LosslessJson;
+    v = parse(text, null, {
+      parseNumber: (literal) => new JsonNumber(literal),
+      onDuplicateKey: ({ newValue }) => newValue,
+    }) as LosslessJson;
   } catch (e) {
     throw e instanceof SyntaxError ? e : new SyntaxError(`invalid JSON: ${(e as Error).message}`);
   }
@@ -40,7 +43,7 @@ export function isJsonObject(v: LosslessJson | undefined): v is { [key: string]:
   return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof JsonNumber);
 }
 
-/** Own property of a parsed object (parsed objects have no prototype), undefined otherwise. */
+/** Own property of a parsed object (never one inherited, such as `toString`), undefined otherwise. */
 export function field(v: LosslessJson | undefined, key: string): LosslessJson | undefined {
   return isJsonObject(v) && Object.prototype.hasOwnProperty.call(v, key) ? v[key] : undefined;
 }

@@ -1,7 +1,7 @@
 import { zeroAddress } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { chainInfo, type TokenKind } from "../../chains/registry.js";
-import { formatPrice18, ONE_USD18, tryParsePrice18 } from "../../core/money.js";
+import { formatPrice18, ONE_USD18, PRICE_DECIMALS, tryParseAmount } from "../../core/money.js";
 import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "./oracle.js";
 import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
 
@@ -74,7 +74,7 @@ export type ResolveArgs = {
 
 /** A customPriceUsd string to 18-decimal fixed point; null when it is not a positive decimal with <= 18 fraction digits. */
 export function parseCustomPriceUsd(v: unknown): bigint | null {
-  const p = tryParsePrice18(v);
+  const p = tryParseAmount(v, PRICE_DECIMALS, { strict: true });
   return p !== null && p > 0n ? p : null;
 }
 
