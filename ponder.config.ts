@@ -22,13 +22,12 @@ export default createConfig({
     ]),
   ),
   contracts: {
+    // No address: a wildcard filter on the Transfer topic, so custom tokens and wrong tokens sent to our
+    // addresses are seen. src/index.ts keeps only transfers touching our addresses; logs that do not decode
+    // as ERC-20 (ERC-721 Transfers: 4 topics) are skipped by Ponder.
     Token: {
       abi: erc20Abi,
-      chain: Object.fromEntries(
-        chains
-          .filter((c) => c.tokens.length > 0)
-          .map((c) => [c.key, { address: c.tokens.map((t) => t.address), startBlock: c.startBlock }]),
-      ),
+      chain: Object.fromEntries(chains.map((c) => [c.key, { startBlock: c.startBlock }])),
     },
     WalletFactory: {
       abi: walletFactoryAbi,

@@ -22,6 +22,8 @@ export const transfer = onchainTable(
   (table) => ({
     toIdx: index().on(table.chainId, table.to),
     fromIdx: index().on(table.chainId, table.from),
+    // The detector reads the transfers of the last blocks only (modules/payments/detect.ts).
+    blockIdx: index().on(table.chainId, table.blockNumber),
   }),
 );
 

@@ -9,6 +9,7 @@ export function viemChain(c: ActiveChain): Chain {
     name: c.name,
     nativeCurrency: { name: native.symbol, symbol: native.symbol, decimals: 18 },
     rpcUrls: { default: { http: [c.rpcUrl] } },
+    contracts: { multicall3: { address: c.multicall3 } },
   };
 }
 

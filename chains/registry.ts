@@ -50,6 +50,12 @@ const token = (symbol: string, decimals: number, address?: string): TokenInfo =>
   oracleSymbol: symbol,
 });
 
+/**
+ * Multicall3's canonical address (the same on every chain it is deployed to: 1, 137, 56, 8453, 42161,
+ * Sepolia, ...); MULTICALL3_ADDRESS_<chainId> names another, the local stack puts it here (local/deploy.ts).
+ */
+export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
+
 /** Symbol of the service's own token (chain 1, 18 decimals). */
 export const SERVICE_TOKEN_SYMBOL = "CPAY";
 

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { getAddress, type Address } from "viem";
-import { CHAINS, type ChainInfo, type TokenInfo } from "./registry.js";
+import { CHAINS, MULTICALL3_ADDRESS, type ChainInfo, type TokenInfo } from "./registry.js";
 
 /** Contracts deployed by the local stack (or by an operator), written as JSON and named by DEPLOYMENTS_FILE. */
 export type ChainDeployment = {
@@ -8,6 +8,8 @@ export type ChainDeployment = {
   factory: Address;
   implementation?: Address;
   oracle?: Address;
+  /** Multicall3, where the local stack placed it. */
+  multicall3?: Address;
   /** symbol -> address of tokens deployed for this chain (test tokens on Anvil). */
   tokens: Record<string, Address>;
   startBlock: number;
@@ -20,6 +22,8 @@ export type ActiveChain = Omit<ChainInfo, "tokens"> & {
   factory?: Address;
   implementation?: Address;
   oracle?: Address;
+  /** Multicall3 (native balances are read in one batch). */
+  multicall3: Address;
   startBlock: number;
   tokens: ActiveToken[];
 };
@@ -57,6 +61,7 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
       factory: addr(env[`FACTORY_ADDRESS_${chain.chainId}`]) ?? dep?.factory,
       implementation: addr(env[`FACTORY_IMPLEMENTATION_${chain.chainId}`]) ?? dep?.implementation,
       oracle: addr(env[`ORACLE_ADDRESS_${chain.chainId}`]) ?? dep?.oracle,
+      multicall3: addr(env[`MULTICALL3_ADDRESS_${chain.chainId}`]) ?? addr(dep?.multicall3) ?? MULTICALL3_ADDRESS,
       startBlock: Number(env[`START_BLOCK_${chain.chainId}`] ?? dep?.startBlock ?? 0),
       tokens,
     });

@@ -5,6 +5,9 @@ import { createApiKey, createMerchant, listMerchants, type MerchantType } from "
 import { createTerminal, deleteTerminal, listTerminals } from "../modules/terminals/terminals.js";
 import { readStackInfo } from "../local/stack-info.js";
 import { withdrawPayment } from "../modules/payments/withdraw.js";
+import { recoverFunds } from "../modules/payments/recover.js";
+import { publicClients } from "../chains/clients.js";
+import { activeChains } from "../chains/runtime.js";
 import { cliListDeliveries, cliResendDelivery } from "./webhooks.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -16,6 +19,7 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   terminal list --merchant <merchantId>
   terminal delete --merchant <merchantId> --code <CODE>
   payment withdraw --merchant <merchantId> --payment <paymentId>   (manual withdraw of a partial payment)
+  payment recover --merchant <merchantId> --payment <paymentId> --token <address>   (unexpected funds to the payout; 0x0…0 = native coin)
   webhook list --merchant <merchantId> [--status pending|success|failed] [--limit <1-100>]
   webhook resend --delivery <deliveryId>
 
@@ -36,6 +40,7 @@ async function main() {
       json: { type: "boolean" },
       delivery: { type: "string" },
       payment: { type: "string" },
+      token: { type: "string" },
       status: { type: "string" },
       limit: { type: "string" },
     },
@@ -85,6 +90,18 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
     case "payment withdraw":
       // The operator acts for the merchant: the same operation as the API, without a key.
       return withdrawPayment({ db, now: Date.now }, { merchantId: need(s("merchant"), "merchant") }, need(s("payment"), "payment"));
+    case "payment recover": {
+      // RPC URLs from the environment, or the running local stack's chains (native balances are read on chain).
+      const env: Record<string, string | undefined> = { ...process.env };
+      for (const c of readStackInfo()?.chains ?? []) env[`RPC_URL_${c.chainId}`] ??= c.rpcUrl;
+      const chains = activeChains(env);
+      return recoverFunds(
+        { db, now: Date.now, chains, clients: publicClients(chains) },
+        { merchantId: need(s("merchant"), "merchant") },
+        need(s("payment"), "payment"),
+        { token: need(s("token"), "token") },
+      );
+    }
     case "webhook list":
       return cliListDeliveries(db, need(s("merchant"), "merchant"), { status: s("status"), limit: s("limit") });
     case "webhook resend":

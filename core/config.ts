@@ -25,8 +25,8 @@ const schema = z.object({
   TREASURY_ADDRESS: z.string().optional(),
   /** Blocks deep a Gas Tank deposit must be before it is credited. */
   GAS_TANK_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(3),
-  /** How often the detector looks for a newly indexed block (ms). */
-  DETECTOR_INTERVAL_MS: z.coerce.number().int().positive().default(200),
+  /** The detector is woken when a block is indexed; this is its fallback poll (ms), for a lost notification. */
+  DETECTOR_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
   /** Pause between settler passes (ms). */
   SETTLER_INTERVAL_MS: z.coerce.number().int().positive().default(250),
   /** Base URL of the price index provider's HTTP API. */

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigserial,
   boolean,
+  check,
   index,
   integer,
   jsonb,
@@ -354,4 +355,80 @@ export const rateLimits = pgTable(
     hits: integer("hits").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.key, t.windowStart] })],
+);
+
+/**
+ * Every address we hand out, per chain (payment recipients, Gas Tank deposit addresses; later vault users and
+ * bridge orders), registered in the transaction that creates it (modules/addresses/registry.ts). The indexer keeps a
+ * Transfer only when `to` or `from` is here: a trigger NOTIFYs `watched_addresses` with `chainId:address` at commit.
+ */
+export const watchedAddresses = pgTable(
+  "watched_addresses",
+  {
+    chainId: integer("chain_id").notNull(),
+    /** Lowercase hex, as the indexer compares it. */
+    address: text("address").notNull(),
+    /** `payment` | `gas_tank` (later `vault`, `bridge`). */
+    kind: text("kind").notNull(),
+    /** What the address belongs to: the payment id, the merchant id for a Gas Tank address. */
+    ownerId: text("owner_id").notNull(),
+    merchantId: uuid("merchant_id").references(() => merchants.id),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.address] }), check("watched_addresses_address_lowercase", sql`address = lower(address)`)],
+);
+
+/**
+ * Recoveries of unexpected funds (another token, or funds that arrived after the payment was final) from a
+ * payment's address to its committed payout: the factory's sweep with no fee (modules/settlement/recover.ts).
+ * requested -> signed -> sent -> mined -> recovered (the Swept event indexed), or failed. At most one open
+ * recovery per (payment, token). Tokens are lowercase; the zero address is the native coin.
+ */
+export const fundRecoveries = pgTable(
+  "fund_recoveries",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    paymentId: uuid("payment_id")
+      .notNull()
+      .references(() => payments.id),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    chainId: integer("chain_id").notNull(),
+    token: text("token").notNull(),
+    status: text("status").notNull().default("requested"), // requested | signed | sent | mined | recovered | failed
+    /** The balance seen when the merchant asked (indexed transfers, or the native balance). */
+    requestedUnits: units("requested_units").notNull(),
+    /** What the payout received, from the indexed Swept event. */
+    recoveredUnits: units("recovered_units"),
+    signer: text("signer"),
+    nonce: integer("nonce"),
+    txHash: text("tx_hash").unique(),
+    rawTx: text("raw_tx"),
+    blockNumber: numeric("block_number", { precision: 78, scale: 0 }),
+    error: text("error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("fund_recoveries_open_idx")
+      .on(t.paymentId, t.token)
+      .where(sql`status in ('requested', 'signed', 'sent', 'mined')`),
+    index("fund_recoveries_payment_idx").on(t.paymentId, t.createdAt.desc()),
+    index("fund_recoveries_chain_status_idx").on(t.chainId, t.status),
+  ],
+);
+
+/** Symbol and decimals of tokens outside the registry, read once from the contract (null: not readable as an ERC-20). */
+export const tokenMetadata = pgTable(
+  "token_metadata",
+  {
+    chainId: integer("chain_id").notNull(),
+    /** Lowercase. */
+    address: text("address").notNull(),
+    symbol: text("symbol"),
+    decimals: integer("decimals"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.address] })],
 );

@@ -1,9 +1,20 @@
-import { createPublicClient, createWalletClient, getContractAddress, http, parseUnits, type Address, type Hex, type Abi } from "viem";
+import {
+  createPublicClient,
+  createWalletClient,
+  getContractAddress,
+  http,
+  parseUnits,
+  type Abi,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
+import { multicall3Bytecode } from "../abis/Multicall3.js";
 import { priceOracleAbi, priceOracleBytecode } from "../abis/PriceOracle.js";
 import { testTokenAbi, testTokenBytecode } from "../abis/TestToken.js";
 import { tetherTokenAbi, tetherTokenBytecode } from "../abis/TetherToken.js";
 import { walletFactoryAbi, walletFactoryBytecode } from "../abis/WalletFactory.js";
-import { chainInfo, SERVICE_TOKEN_SYMBOL } from "../chains/registry.js";
+import { chainInfo, MULTICALL3_ADDRESS, SERVICE_TOKEN_SYMBOL } from "../chains/registry.js";
 import type { ChainDeployment } from "../chains/runtime.js";
 import { LOCAL_ROLES } from "./accounts.js";
 
@@ -20,7 +31,19 @@ export const LOCAL_PRICES: Record<string, string> = {
 };
 
 /**
- * Deploys the factory, oracle and the chain's registry tokens on a fresh local chain.
+ * Multicall3 at its canonical address, as on public chains (viem and the detector find it there):
+ * its runtime code is what its creation code returns. A fork already has it.
+ */
+async function placeMulticall3(pub: PublicClient): Promise<Address> {
+  if ((await pub.getCode({ address: MULTICALL3_ADDRESS }))?.length) return MULTICALL3_ADDRESS;
+  const { data } = await pub.call({ data: multicall3Bytecode });
+  if (!data || data.length < 4) throw new Error("local deployment: Multicall3 creation code returned nothing");
+  await pub.request({ method: "anvil_setCode" as any, params: [MULTICALL3_ADDRESS, data] as any });
+  return MULTICALL3_ADDRESS;
+}
+
+/**
+ * Deploys the factory, oracle and the chain's registry tokens on a fresh local chain, and places Multicall3.
  * Addresses are deterministic: they follow from the deployer's nonces on a fresh chain.
  */
 export async function deployLocalChain(opts: {
@@ -81,6 +104,7 @@ export async function deployLocalChain(opts: {
       functionName: "implementation",
     })) as Address;
   }
+  const multicall3 = await placeMulticall3(pub);
   const startBlock = Number(await pub.getBlockNumber());
-  return { chainId: opts.chainId, factory, implementation, oracle, tokens, startBlock };
+  return { chainId: opts.chainId, factory, implementation, oracle, multicall3, tokens, startBlock };
 }

@@ -22,9 +22,11 @@ export type PonderProcess = {
  */
 export function ponderSchemaName(chainKey: string): string {
   const h = createHash("sha256");
-  for (const f of ["ponder.config.ts", "ponder.schema.ts", "src/index.ts", "src/api/index.ts", "package-lock.json"]) {
+  // Every file under src/ is indexing code (Ponder hashes them all into its build id).
+  const src = fs.readdirSync(path.join(ROOT, "src"), { recursive: true, encoding: "utf8" }).map((f) => path.join("src", f));
+  for (const f of ["ponder.config.ts", "ponder.schema.ts", ...src.sort(), "package-lock.json"]) {
     const p = path.join(ROOT, f);
-    if (fs.existsSync(p)) h.update(fs.readFileSync(p));
+    if (fs.existsSync(p) && fs.statSync(p).isFile()) h.update(fs.readFileSync(p));
   }
   h.update(chainKey);
   return `ponder_${h.digest("hex").slice(0, 12)}`;

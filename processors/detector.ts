@@ -1,35 +1,47 @@
-import type { AppDeps } from "../core/deps.js";
-import type { ActiveChain } from "../chains/runtime.js";
-import { indexerProgress, type IndexerProgress } from "../db/indexer-status.js";
-import { detectPayments } from "../modules/payments/detect.js";
+import { indexerProgress, watchIndexerProgress } from "../db/indexer-status.js";
+import { detectIndexedBlock, detectPayments } from "../modules/payments/detect.js";
 import { defineProcessor } from "./runner.js";
 
-/** The block confirmations count from: the one Ponder has indexed, or the node's head before Ponder publishes checkpoints. */
-async function countedHead(deps: AppDeps, chain: ActiveChain, progress: IndexerProgress[] | null): Promise<bigint> {
-  const indexed = progress?.find((p) => p.chainId === chain.chainId)?.indexedBlock;
-  return indexed ? BigInt(indexed) : await deps.clients.get(chain.chainId)!.getBlockNumber({ cacheTime: 0 });
-}
-
 /**
- * Detects payments (modules/payments/detect.ts). Confirmations are counted against the block Ponder
- * has indexed, not the node's head: a transfer can only be summed once it is indexed anyway, and
- * this makes a pass cost one query and no RPC call. A chain is scanned again only when its indexed
- * block moved, so the detector can poll often (DETECTOR_INTERVAL_MS, default 200) and notice a
- * payment within a fraction of a block.
+ * Detects payments (modules/payments/detect.ts). Woken when Ponder commits a block (a NOTIFY from
+ * its checkpoint table, db/indexer-status.ts), so a payment is seen as soon as its block is indexed;
+ * DETECTOR_INTERVAL_MS is only the fallback poll for a lost notification. Confirmations are counted
+ * against the block Ponder has indexed, not the node's head: a transfer can only be summed once it
+ * is indexed anyway, and a pass then costs what the new blocks brought (detectIndexedBlock).
  */
 export function detector() {
-  const lastScanned = new Map<number, bigint>();
+  const lastHead = new Map<number, bigint>();
+  const handled = new Map<number, bigint>();
   return defineProcessor({
     name: "detector",
     needsIndexer: true,
     intervalMs: (deps) => deps.config.DETECTOR_INTERVAL_MS,
+    wake(deps, wakeUp, log) {
+      if (!deps.config.DATABASE_URL) return () => {};
+      const listener = watchIndexerProgress({
+        url: deps.config.DATABASE_URL,
+        viewsSchema: deps.db.viewsSchema,
+        onProgress: wakeUp,
+        log: (msg) => log(`[detector] ${msg}`),
+      });
+      return () => listener.close();
+    },
     async run(deps) {
       const progress = await indexerProgress(deps.db);
       for (const chain of deps.chains) {
-        const latest = await countedHead(deps, chain, progress);
-        if (lastScanned.get(chain.chainId) === latest) continue;
-        await detectPayments(deps, chain, latest);
-        lastScanned.set(chain.chainId, latest);
+        const p = progress?.find((x) => x.chainId === chain.chainId);
+        if (p) {
+          const latest = BigInt(p.indexedBlock);
+          if (handled.get(chain.chainId) === latest) continue; // woken for another chain, or twice for one block
+          await detectIndexedBlock(deps, chain, { latest, finalized: BigInt(p.finalizedBlock) });
+          handled.set(chain.chainId, latest);
+          continue;
+        }
+        // A chain Ponder does not report yet: full scans against the node's head, once per new block.
+        const head = await deps.clients.get(chain.chainId)!.getBlockNumber({ cacheTime: 0 });
+        if (lastHead.get(chain.chainId) === head) continue;
+        await detectPayments(deps, chain, head);
+        lastHead.set(chain.chainId, head);
       }
     },
   });

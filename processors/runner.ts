@@ -4,6 +4,7 @@ import { indexerProgress } from "../db/indexer-status.js";
 /**
  * A background job: `run` does one pass and must be safe to repeat (crash, replica, restart).
  * `needsIndexer`: reads Ponder's tables, so it waits until Ponder has published its views.
+ * `wake`: passes start early on a notification instead of waiting out the interval.
  * `close`: releases what the processor holds (HTTP agents...) once its runner has stopped.
  */
 export type Processor = {
@@ -11,6 +12,12 @@ export type Processor = {
   /** Pause between passes (ms); a function reads it from the configuration. */
   intervalMs: number | ((deps: AppDeps) => number);
   needsIndexer?: boolean;
+  /**
+   * Subscribes to what should start the next pass early (a NOTIFY): `wakeUp` cuts the pause short,
+   * or makes the next pass follow at once when it comes during a pass. Returns the unsubscribe.
+   * `intervalMs` stays the fallback, so a lost notification only delays.
+   */
+  wake?(deps: AppDeps, wakeUp: () => void, log: (msg: string) => void): () => void | Promise<void>;
   run(deps: AppDeps): Promise<void>;
   close?(): Promise<void>;
 };
@@ -25,16 +32,34 @@ export function defineProcessor<P extends Processor>(p: P): P {
 
 export type ProcessorRunner = { stop(): Promise<void>; runOnce(name?: string): Promise<void> };
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
+/** A pause that ends after `ms`, on abort, or when woken; a wake-up during a pass skips the next pause. */
+function pauser(signal: AbortSignal) {
+  let woken = false;
+  let cut: (() => void) | null = null;
+  return {
+    wakeUp() {
+      woken = true;
+      cut?.();
+    },
+    /** Forget wake-ups older than the pass about to start. */
+    startPass() {
+      woken = false;
+    },
+    sleep: (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (woken || signal.aborted) return resolve();
+        const done = () => {
+          clearTimeout(t);
+          signal.removeEventListener("abort", done);
+          cut = null;
+          resolve();
+        };
+        const t = setTimeout(done, ms);
+        cut = done;
+        signal.addEventListener("abort", done, { once: true });
+      }),
+  };
+}
 
 async function heartbeat(deps: AppDeps, name: string, error?: string) {
   await deps.db.pool
@@ -65,11 +90,23 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: (ms
     }
   };
   const loops = processors.map(async (p) => {
-    while (!abort.signal.aborted) {
-      const current = pass(p);
-      running.set(p.name, current);
-      await current;
-      await sleep(typeof p.intervalMs === "function" ? p.intervalMs(deps) : p.intervalMs, abort.signal);
+    const pause = pauser(abort.signal);
+    let unsubscribe: (() => void | Promise<void>) | undefined;
+    try {
+      unsubscribe = p.wake?.(deps, () => pause.wakeUp(), log);
+    } catch (e) {
+      log(`[${p.name}] wake: ${(e as Error).stack ?? e}`); // polls only
+    }
+    try {
+      while (!abort.signal.aborted) {
+        pause.startPass();
+        const current = pass(p);
+        running.set(p.name, current);
+        await current;
+        await pause.sleep(typeof p.intervalMs === "function" ? p.intervalMs(deps) : p.intervalMs);
+      }
+    } finally {
+      await (async () => unsubscribe?.())().catch((e) => log(`[${p.name}] wake: ${(e as Error).stack ?? e}`));
     }
   });
   return {

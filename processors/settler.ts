@@ -3,6 +3,7 @@ import type { ActiveChain } from "../chains/runtime.js";
 import { txSender } from "../chains/tx-sender.js";
 import { complete } from "../modules/settlement/complete.js";
 import { reconcile } from "../modules/settlement/reconcile.js";
+import { settleRecoveries } from "../modules/settlement/recover.js";
 import { reserve } from "../modules/settlement/reserve.js";
 import { send } from "../modules/settlement/send.js";
 import { settlerAccount, type SettlerHooks } from "../modules/settlement/shared.js";
@@ -10,7 +11,7 @@ import { defineProcessor } from "./runner.js";
 
 export type { SettlerHooks };
 
-/** One settlement pass over a chain: reconcile sent transactions, complete indexed sweeps, reserve, send. */
+/** One settlement pass over a chain: reconcile sent transactions, complete indexed sweeps, reserve, send; then fund recoveries. */
 export async function settleChain(deps: AppDeps, chain: ActiveChain, hooks: SettlerHooks = {}) {
   if (!chain.factory) return;
   const sender = txSender({ db: deps.db, chain, client: deps.clients.get(chain.chainId)!, account: settlerAccount(deps) });
@@ -18,6 +19,7 @@ export async function settleChain(deps: AppDeps, chain: ActiveChain, hooks: Sett
   await complete(deps, chain);
   await reserve(deps, chain);
   await send(deps, chain, sender, hooks);
+  await settleRecoveries(deps, chain, sender, hooks);
 }
 
 export function settler(hooks: SettlerHooks = {}) {

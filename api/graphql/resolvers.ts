@@ -6,6 +6,7 @@ import type { Caller } from "../../modules/merchants/authenticate.js";
 import { createPayment } from "../../modules/payments/create.js";
 import { listPayments } from "../../modules/payments/list.js";
 import { getPromoStatus } from "../../modules/payments/promo.js";
+import { recoverFunds } from "../../modules/payments/recover.js";
 import { withdrawPayment } from "../../modules/payments/withdraw.js";
 import { toGraphqlError } from "../errors.js";
 import { countCall } from "./limits.js";
@@ -73,4 +74,9 @@ export const rootValue = {
 
   /** POST /v1/payments/{paymentId}/withdraw. */
   withdrawPayment: field(async (args: { paymentId: string }, ctx) => withdrawPayment(ctx.deps, ctx.caller, args.paymentId)),
+
+  /** POST /v1/payments/{paymentId}/recover (body `{token}`). */
+  recoverFunds: field(async (args: { paymentId: string; token: string }, ctx) =>
+    recoverFunds(ctx.deps, ctx.caller, args.paymentId, { token: args.token }),
+  ),
 };

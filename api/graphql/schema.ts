@@ -50,6 +50,11 @@ export const SDL = /* GraphQL */ `
     POST /v1/payments/{paymentId}/withdraw: manual withdraw of a partial payment.
     """
     withdrawPayment(paymentId: String!): WithdrawResult
+    """
+    POST /v1/payments/{paymentId}/recover: sweeps unexpected funds of one token (the zero address: the
+    native coin) from the payment's address to its committed payout, with no fee.
+    """
+    recoverFunds(paymentId: String!, token: String!): FundRecovery
   }
 
   """
@@ -93,6 +98,21 @@ export const SDL = /* GraphQL */ `
     receivedAmount: String!
   }
 
+  type FundRecovery {
+    recoveryId: String!
+    paymentId: String!
+    "Token contract; the zero address for the native coin."
+    token: String!
+    "requested, signed, sent, mined, recovered or failed."
+    status: String!
+    "What was on the address when asked (decimal string); null when the token's decimals are unknown."
+    amount: String
+    "The same in smallest units."
+    units: String!
+    "Where the sweep pays: the payout address the deposit address commits to."
+    payout: String!
+  }
+
   type PaymentList {
     data: [Payment!]!
     nextCursor: String
@@ -128,6 +148,39 @@ export const SDL = /* GraphQL */ `
     terminal: Terminal
     "indexer, trusted_oracle, custom or stablecoin."
     priceSource: String!
+    """
+    Extension: funds on the payment's address that the payment itself will not move (another token, or
+    anything left once the payment is final), recoverable to the payout with \`recoverFunds\`. Empty when none.
+    """
+    unexpectedFunds: [UnexpectedFunds!]!
+  }
+
+  type UnexpectedFunds {
+    "Token contract (checksummed); the zero address for the native coin."
+    token: String!
+    symbol: String
+    decimals: Int
+    "Decimal string; null when the token's decimals are unknown."
+    amount: String
+    "Smallest units, as a string."
+    units: String!
+    "Something is left and no recovery of it is in flight."
+    recoverable: Boolean!
+    "The latest recovery of this token, if any."
+    recovery: Recovery
+  }
+
+  type Recovery {
+    recoveryId: String!
+    "requested, signed, sent, mined, recovered or failed."
+    status: String!
+    transactionHash: String
+    "What the payout received, once recovered (decimal string)."
+    recoveredAmount: String
+    recoveredUnits: String
+    error: String
+    "Unix ms."
+    requestedAt: Float!
   }
 
   type Token {

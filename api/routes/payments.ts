@@ -5,6 +5,7 @@ import { SESSION_COOKIE } from "../../modules/merchants/sessions.js";
 import { createPayment } from "../../modules/payments/create.js";
 import { listPayments } from "../../modules/payments/list.js";
 import { getPromoStatus } from "../../modules/payments/promo.js";
+import { recoverFunds } from "../../modules/payments/recover.js";
 import { verifyPayment } from "../../modules/payments/verify.js";
 import { withdrawPayment } from "../../modules/payments/withdraw.js";
 import { errorsAs } from "../errors.js";
@@ -21,7 +22,10 @@ export const payments = new Hono<AppEnv>()
   })
   .get("/verify", errorsAs("verify"), async (c) => c.json(await verifyPayment(c.var.deps, c.req.query("id"), c.req.query("hash"))));
 
-/** /v1/payments: the list (API key, or the dashboard's session cookie) and manual withdraw of a partial payment. */
+/**
+ * /v1/payments: the list (API key, or the dashboard's session cookie), manual withdraw of a partial payment,
+ * and recovery of unexpected funds to the payout (README, "Unexpected funds").
+ */
 export const paymentsV1 = new Hono<AppEnv>()
   .get("/", errorsAs("coded"), async (c) => {
     const caller = c.req.header("x-api-key") ? keyCaller(c) : { session: getCookie(c, SESSION_COOKIE) };
@@ -30,7 +34,11 @@ export const paymentsV1 = new Hono<AppEnv>()
   // The key is checked before the result envelope applies: a 401 here is `{error}`, as it always was.
   .post("/:id/withdraw", requireApiKey(), errorsAs("result"), async (c) =>
     c.json({ success: true, error: null, data: await withdrawPayment(c.var.deps, keyCaller(c), c.req.param("id")) }),
-  );
+  )
+  .post("/:id/recover", requireApiKey(), errorsAs("result"), async (c) => {
+    const body = await c.req.json().catch(() => undefined);
+    return c.json({ success: true, error: null, data: await recoverFunds(c.var.deps, keyCaller(c), c.req.param("id"), body) });
+  });
 
 /** GET /balance (the Gas Tank, USDT with 6 decimals, and beyond the spec where to fund it) and GET /promo-status. */
 export const account = new Hono<AppEnv>()

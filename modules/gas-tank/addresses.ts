@@ -1,6 +1,8 @@
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { computeWalletAddress, gasTankSalt } from "../../chains/deposit-address.js";
+import { withTransaction } from "../../db/client.js";
+import { registerAddress } from "../addresses/registry.js";
 
 /** Payout of every Gas Tank deposit wallet: the service treasury. */
 export function treasuryAddress(deps: AppDeps): `0x${string}` {
@@ -18,9 +20,13 @@ export async function ensureGasTankAddress(deps: AppDeps, chain: ActiveChain, me
     salt,
     payout: treasuryAddress(deps),
   });
-  await deps.db.pool.query(
-    `INSERT INTO gas_tank_addresses (chain_id, address, merchant_id, salt) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-    [chain.chainId, address.toLowerCase(), merchantId, salt],
-  );
+  // Registered for the indexer in the same transaction, before the address is returned.
+  await withTransaction(deps.db, async (client) => {
+    await client.query(
+      `INSERT INTO gas_tank_addresses (chain_id, address, merchant_id, salt) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+      [chain.chainId, address.toLowerCase(), merchantId, salt],
+    );
+    await registerAddress(client, { chainId: chain.chainId, address, kind: "gas_tank", ownerId: merchantId, merchantId });
+  });
   return address;
 }

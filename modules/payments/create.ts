@@ -5,6 +5,8 @@ import { acceptsCustomTokens } from "../../chains/registry.js";
 import { findToken, type ActiveToken } from "../../chains/runtime.js";
 import { paymentSalt, computeWalletAddress } from "../../chains/deposit-address.js";
 import { Invalid } from "../../core/errors.js";
+import { withTransaction } from "../../db/client.js";
+import { registerAddress } from "../addresses/registry.js";
 import { parsePositiveAmount } from "../../core/money.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { readContractMetadata } from "../pricing/token-metadata.js";
@@ -51,7 +53,7 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
   const chain = deps.chains.find((c) => c.chainId === input.chainId)!;
   const token = await resolveToken(deps, input.chainId, input.token);
   if (!token) throw new Invalid("Invalid Token address format");
-  const amountUnits = parsePositiveAmount(input.amount, token.decimals);
+  const amountUnits = parsePositiveAmount(input.amount, token.decimals, { strict: true });
   if (amountUnits === null) throw new Invalid("Amount must be a positive number");
   const now = deps.now();
 
@@ -71,43 +73,47 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
   const recipient = computeWalletAddress({ factory: chain.factory!, implementation: chain.implementation, salt, payout: merchantAddress });
   const terminalId = await terminalIdForOrder(deps.db, merchant.id, input.orderId);
 
-  await deps.db.pool.query(
-    `INSERT INTO payments (id, merchant_id, order_id, description, status, chain_id, token_address, token_symbol, token_decimals,
+  // The recipient is registered with the payment, in its transaction: the indexer watches it before anyone sees it.
+  await withTransaction(deps.db, async (client) => {
+    await client.query(
+      `INSERT INTO payments (id, merchant_id, order_id, description, status, chain_id, token_address, token_symbol, token_decimals,
        amount_units, due_units, merchant_address, recipient_address, salt, redirect_url, block_confirmations, gasless, payer_covers_fee,
        custom_price_usd, price_usd, price_source, platform_fee_bps, promo_applied, platform_fee_units, gas_fee_units, processing_fee_units,
        gas_tank_fee_micros, terminal_id, expires_at, created_at, updated_at)
      VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$29)`,
-    [
-      id,
-      merchant.id,
-      input.orderId,
-      input.description ?? null,
-      input.chainId,
-      token.address.toLowerCase() === zeroAddress ? zeroAddress : token.address,
-      token.symbol,
-      token.decimals,
-      amountUnits.toString(),
-      quote.dueUnits.toString(),
-      merchantAddress,
-      recipient,
-      salt,
-      input.redirectUrl ?? null,
-      input.blockConfirmations,
-      quote.gasless,
-      input.payerCoversFee,
-      input.customPriceUsd ?? null,
-      quote.priceUsd,
-      quote.priceSource,
-      quote.platformFeeBps,
-      quote.promoApplied,
-      quote.platformFeeUnits.toString(),
-      quote.gasFeeUnits.toString(),
-      quote.processingFeeUnits.toString(),
-      quote.gasTankFeeMicros.toString(),
-      terminalId,
-      new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS),
-      new Date(now),
-    ],
-  );
+      [
+        id,
+        merchant.id,
+        input.orderId,
+        input.description ?? null,
+        input.chainId,
+        token.address.toLowerCase() === zeroAddress ? zeroAddress : token.address,
+        token.symbol,
+        token.decimals,
+        amountUnits.toString(),
+        quote.dueUnits.toString(),
+        merchantAddress,
+        recipient,
+        salt,
+        input.redirectUrl ?? null,
+        input.blockConfirmations,
+        quote.gasless,
+        input.payerCoversFee,
+        input.customPriceUsd ?? null,
+        quote.priceUsd,
+        quote.priceSource,
+        quote.platformFeeBps,
+        quote.promoApplied,
+        quote.platformFeeUnits.toString(),
+        quote.gasFeeUnits.toString(),
+        quote.processingFeeUnits.toString(),
+        quote.gasTankFeeMicros.toString(),
+        terminalId,
+        new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS),
+        new Date(now),
+      ],
+    );
+    await registerAddress(client, { chainId: input.chainId, address: recipient, kind: "payment", ownerId: id, merchantId: merchant.id });
+  });
   return { paymentId: id, url: `${deps.config.appUrl}/pay/${id}` };
 }

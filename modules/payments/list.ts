@@ -6,6 +6,7 @@ import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { PAYMENT_STATUSES } from "./status.js";
 import { paymentListItem } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
+import { unexpectedFundsOf } from "./unexpected-funds.js";
 
 /** Largest instant a JS Date holds (and so the largest bound we accept), in Unix ms. */
 const MAX_MS = 8.64e15;
@@ -128,10 +129,12 @@ export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<st
     const client = deps.clients.get(chainId);
     if (client) latest.set(chainId, await client.getBlockNumber().catch(() => 0n));
   }
+  const unexpected = await unexpectedFundsOf(deps, page);
   const data = page.map((p) =>
     paymentListItem(p, {
       terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null,
       latestBlock: latest.get(p.chain_id),
+      unexpectedFunds: unexpected.get(p.id),
     }),
   );
   const last = page[page.length - 1];

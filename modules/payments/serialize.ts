@@ -2,6 +2,7 @@ import type pg from "pg";
 import { formatAmount } from "../../core/money.js";
 import type { PaymentWebhookEvent } from "../webhooks/outbox.js";
 import type { PaymentRow } from "./types.js";
+import type { UnexpectedFunds } from "./unexpected-funds.js";
 
 export const fmt = (units: string | bigint | null | undefined, decimals: number) => formatAmount(BigInt(units ?? 0), decimals);
 const ms = (d: Date | null) => (d ? d.getTime() : null);
@@ -18,8 +19,14 @@ export async function terminalOf(db: Pick<pg.Pool, "query">, p: PaymentRow): Pro
   return rows[0] ? { terminalId: rows[0].id, code: rows[0].code, name: rows[0].name } : null;
 }
 
-/** The list output of GET /v1/payments (chainId as string, token object, transaction, fees). */
-export function paymentListItem(p: PaymentRow, extra: { terminal: TerminalRef; latestBlock?: bigint }) {
+/**
+ * The list output of GET /v1/payments (chainId as string, token object, transaction, fees), plus the
+ * extension `unexpectedFunds` (modules/payments/unexpected-funds.ts; an empty array when none).
+ */
+export function paymentListItem(
+  p: PaymentRow,
+  extra: { terminal: TerminalRef; latestBlock?: bigint; unexpectedFunds?: UnexpectedFunds[] },
+) {
   const d = p.token_decimals;
   const blockNumber = p.payment_block_number ? Number(p.payment_block_number) : null;
   return {
@@ -57,6 +64,7 @@ export function paymentListItem(p: PaymentRow, extra: { terminal: TerminalRef; l
     blockConfirmations: p.block_confirmations,
     terminal: extra.terminal,
     priceSource: p.price_source,
+    unexpectedFunds: extra.unexpectedFunds ?? [],
   };
 }
 

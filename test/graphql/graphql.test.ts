@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { getIntrospectionQuery } from "graphql";
+import pg from "pg";
 import { zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -41,7 +42,9 @@ const PAYMENT_FIELDS = `paymentId orderId description status createdAt completed
   token { address symbol decimals } amount receivedAmount merchant recipientAddress
   transaction { hash blockNumber confirmations } settlementTransactionHash
   fees { platformFee gasFee processingFee totalFee feePercentage }
-  gasless payerCoversFee blockConfirmations terminal { terminalId code name } priceSource`;
+  gasless payerCoversFee blockConfirmations terminal { terminalId code name } priceSource
+  unexpectedFunds { token symbol decimals amount units recoverable
+    recovery { recoveryId status transactionHash recoveredAmount recoveredUnits error requestedAt } }`;
 const LIST = `query List($limit: Int, $cursor: String, $status: String, $createdAfter: String, $createdBefore: String, $orderId: String) {
   payments(limit: $limit, cursor: $cursor, status: $status, createdAfter: $createdAfter, createdBefore: $createdBefore, orderId: $orderId) {
     data { ${PAYMENT_FIELDS} } nextCursor hasMore } }`;
@@ -301,13 +304,14 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
 
   it("Failed to create payment (500) when creation throws", async () => {
     const key = (await svc.newMerchant()).apiKey;
-    const pool = svc.deps.db.pool;
-    const query = pool.query.bind(pool);
+    // Creation runs in a transaction on a pooled client: fail the insert on any client.
+    const query = pg.Client.prototype.query;
     vi.spyOn(console, "error").mockImplementation(() => {});
-    vi.spyOn(pool, "query").mockImplementation(((text: unknown, ...rest: unknown[]) =>
-      typeof text === "string" && text.startsWith("INSERT INTO payments")
+    vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, text: unknown, ...rest: unknown[]) {
+      return typeof text === "string" && text.trimStart().startsWith("INSERT INTO payments")
         ? Promise.reject(new Error("db down"))
-        : (query as any)(text, ...rest)) as any);
+        : (query as any).call(this, text, ...rest);
+    } as any);
     await sameError(body(), key, { error: "Failed to create payment", status: 500 });
   });
 

@@ -1,0 +1,94 @@
+import { getAddress, isAddress, type Hex } from "viem";
+import type { AppDeps } from "../../core/deps.js";
+import { Conflict, Invalid, NotFound, Unavailable } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
+import { isTransportError } from "../pricing/token-metadata.js";
+import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { fmt } from "./serialize.js";
+import type { PaymentRow } from "./types.js";
+import { OPEN_RECOVERY_STATUSES, recoverableUnits, tokenMetadataFor } from "./unexpected-funds.js";
+
+export type FundRecovery = {
+  recoveryId: string;
+  paymentId: string;
+  /** Checksummed, as in the list; the zero address for the native coin. */
+  token: string;
+  status: string;
+  /** Decimal string of `units`; null when the token's decimals are unknown. */
+  amount: string | null;
+  units: string;
+  /** The payout the deposit address commits to: the only place a sweep can pay. */
+  payout: string;
+};
+
+type RecoveryRow = { id: string; payment_id: string; token: string; status: string; requested_units: string };
+
+const OPEN = `(${OPEN_RECOVERY_STATUSES.map((s) => `'${s}'`).join(", ")})`;
+
+/**
+ * POST /v1/payments/{paymentId}/recover, GraphQL `recoverFunds` and `cli payment recover`: the caller, the
+ * token (400), the payment (404, also for another merchant's), then something to recover in that token (409).
+ * Queues a recovery that the settler sends (modules/settlement/recover.ts): the factory's sweep of the whole
+ * balance of that token to the committed payout, with no fee. Asking again while one is in flight answers it.
+ */
+export async function recoverFunds(
+  deps: Pick<AppDeps, "db" | "now" | "chains" | "clients">,
+  caller: Caller,
+  paymentId: string,
+  body: unknown,
+): Promise<FundRecovery> {
+  const merchant = await authenticate(deps, caller);
+  const raw = typeof body === "object" && body !== null ? (body as Record<string, unknown>).token : undefined;
+  if (typeof raw !== "string" || !isAddress(raw, { strict: false })) throw new Invalid("Invalid token address format");
+  const token = raw.toLowerCase() as Hex;
+  if (!isUuid(paymentId)) throw new NotFound("Payment not found");
+  const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 AND merchant_id = $2`, [
+    paymentId,
+    merchant.id,
+  ]);
+  const p = rows[0];
+  if (!p) throw new NotFound("Payment not found");
+
+  const open = await openRecovery(deps, paymentId, token);
+  if (open) return view(deps, p, open);
+  let units: bigint;
+  try {
+    units = await recoverableUnits(deps, p, token);
+  } catch (e) {
+    if (isTransportError(e)) throw new Unavailable("Chain RPC unavailable");
+    throw e;
+  }
+  if (units === 0n) throw new Conflict("No unexpected funds to recover in this token");
+  // The partial unique index allows one open recovery per (payment, token): a concurrent request gets that one.
+  const inserted = await deps.db.pool.query<RecoveryRow>(
+    `INSERT INTO fund_recoveries (payment_id, merchant_id, chain_id, token, status, requested_units, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'requested', $5, $6, $6)
+     ON CONFLICT (payment_id, token) WHERE status IN ${OPEN} DO NOTHING
+     RETURNING *`,
+    [paymentId, merchant.id, p.chain_id, token, units.toString(), new Date(deps.now())],
+  );
+  const row = inserted.rows[0] ?? (await openRecovery(deps, paymentId, token));
+  if (!row) throw new Error("recovery vanished after insert");
+  return view(deps, p, row);
+}
+
+async function openRecovery(deps: Pick<AppDeps, "db">, paymentId: string, token: Hex): Promise<RecoveryRow | undefined> {
+  const { rows } = await deps.db.pool.query<RecoveryRow>(
+    `SELECT * FROM fund_recoveries WHERE payment_id = $1 AND token = $2 AND status IN ${OPEN}`,
+    [paymentId, token],
+  );
+  return rows[0];
+}
+
+async function view(deps: Pick<AppDeps, "db" | "chains" | "clients">, p: PaymentRow, r: RecoveryRow): Promise<FundRecovery> {
+  const { decimals } = await tokenMetadataFor(deps, p, r.token as Hex);
+  return {
+    recoveryId: r.id,
+    paymentId: p.id,
+    token: getAddress(r.token),
+    status: r.status,
+    amount: decimals === null ? null : fmt(r.requested_units, decimals),
+    units: r.requested_units,
+    payout: p.merchant_address,
+  };
+}

@@ -1,0 +1,131 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { encodeFunctionData, zeroAddress, type Hex } from "viem";
+import { walletFactoryAbi } from "../../abis/WalletFactory.js";
+import type { AppDeps } from "../../core/deps.js";
+import type { ActiveChain } from "../../chains/runtime.js";
+import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
+import { fundRecoveries, payments } from "../../db/schema.js";
+import type { SettlerHooks } from "./shared.js";
+
+/**
+ * Recoveries of unexpected funds (modules/payments/recover.ts queues them), one settler step per chain:
+ * reconcile what was signed, mark recovered what the indexer saw swept, send what was requested.
+ * Each is the factory's `deployAndSweep(salt, payout, token, 0, 0x0)`: it deploys the wallet if it has no code
+ * yet and sweeps the whole balance of the token to the payout the address commits to, with no fee. The
+ * contract can pay no one else, so a recovery can never send funds elsewhere.
+ */
+export async function settleRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: SettlerHooks = {}): Promise<void> {
+  if (!chain.factory) return;
+  // One cheap query per pass when nothing is in flight (the usual case).
+  const { rows } = await deps.db.pool.query<{ status: string }>(
+    `SELECT DISTINCT status FROM fund_recoveries WHERE chain_id = $1 AND status IN ('requested', 'signed', 'sent', 'mined')`,
+    [chain.chainId],
+  );
+  const open = new Set(rows.map((r) => r.status));
+  if (open.has("signed") || open.has("sent")) await reconcileRecoveries(deps, chain, sender);
+  if (open.has("mined") || open.has("signed") || open.has("sent")) await completeRecoveries(deps, chain);
+  if (open.has("requested")) await sendRecoveries(deps, chain, sender, hooks);
+}
+
+/** Signed or sent: mined -> `mined` (waits for the index); reverted -> `failed`; dropped -> `requested` again. */
+async function reconcileRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
+  const { rows } = await deps.db.pool.query(
+    `SELECT id, status, tx_hash, raw_tx, nonce FROM fund_recoveries WHERE chain_id = $1 AND signer = $2 AND status IN ('signed', 'sent') ORDER BY nonce`,
+    [chain.chainId, sender.address.toLowerCase()],
+  );
+  const txs = rows.map((r) => ({ ...r, hash: r.tx_hash as Hex, rawTx: r.raw_tx as Hex, nonce: r.nonce as number }));
+  await sender.reconcile(txs, async (r, outcome) => {
+    const set = (sqlSet: string, args: unknown[] = []) =>
+      deps.db.pool.query(`UPDATE fund_recoveries SET ${sqlSet}, updated_at = now() WHERE id = $1 AND status IN ('signed', 'sent')`, [
+        r.id,
+        ...args,
+      ]);
+    if (outcome.status === "mined") await set(`status = 'mined', block_number = $2`, [outcome.receipt.blockNumber.toString()]);
+    else if (outcome.status === "reverted")
+      await set(`status = 'failed', block_number = $2, error = $3`, [
+        outcome.receipt.blockNumber.toString(),
+        `sweep transaction ${r.hash} reverted`,
+      ]);
+    // Its nonce went to another transaction: it can never mine, so the recovery is sent again.
+    else if (outcome.status === "dropped")
+      await set(`status = 'requested', signer = NULL, nonce = NULL, tx_hash = NULL, raw_tx = NULL, error = $2`, [
+        `sweep transaction ${r.hash} dropped; sent again`,
+      ]);
+    else if (r.status === "signed") await set(`status = 'sent'`);
+  });
+}
+
+/** Mined -> `recovered` once the factory's Swept event of that transaction is indexed: the amount is the event's. */
+async function completeRecoveries(deps: AppDeps, chain: ActiveChain) {
+  const w = deps.db.views.sweep;
+  const r = fundRecoveries;
+  const rows = await deps.db.orm
+    .select({ id: r.id, amount: w.amount })
+    .from(r)
+    .innerJoin(payments, eq(payments.id, r.paymentId))
+    .innerJoin(
+      w,
+      and(
+        eq(w.chainId, r.chainId),
+        eq(w.transactionHash, sql`${r.txHash}`),
+        eq(w.wallet, sql`lower(${payments.recipientAddress})`),
+        eq(w.token, sql`${r.token}`),
+      ),
+    )
+    .where(and(eq(r.chainId, chain.chainId), eq(r.status, "mined")));
+  for (const x of rows)
+    await deps.db.orm
+      .update(r)
+      .set({ status: "recovered", recoveredUnits: x.amount.toString(), updatedAt: new Date(deps.now()) })
+      .where(and(eq(r.id, x.id), eq(r.status, "mined")));
+}
+
+/** Requested -> signed: one sweep transaction each, stored before it is broadcast (chains/tx-sender.ts). */
+async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: SettlerHooks) {
+  const r = fundRecoveries;
+  const rows = await deps.db.orm
+    .select({ id: r.id, token: r.token, salt: payments.salt, payout: payments.merchantAddress })
+    .from(r)
+    .innerJoin(payments, eq(payments.id, r.paymentId))
+    .where(and(eq(r.chainId, chain.chainId), eq(r.status, "requested")))
+    .orderBy(r.createdAt)
+    .limit(20);
+  for (const x of rows) {
+    const data = encodeFunctionData({
+      abi: walletFactoryAbi,
+      functionName: "deployAndSweep",
+      args: [x.salt as Hex, x.payout as Hex, x.token as Hex, 0n, zeroAddress],
+    });
+    try {
+      await sender.sendTransaction({
+        to: chain.factory!,
+        data,
+        hooks,
+        // Another replica may have signed it since we read it: the row lock waits for that one's commit.
+        claim: async (client) => {
+          const { rows: cur } = await client.query(`SELECT status FROM fund_recoveries WHERE id = $1 FOR UPDATE`, [x.id]);
+          return cur[0]?.status === "requested";
+        },
+        record: async (client, tx) => {
+          await client.query(
+            `UPDATE fund_recoveries SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, updated_at = now() WHERE id = $1`,
+            [x.id, tx.from, tx.nonce, tx.hash, tx.rawTx],
+          );
+        },
+        sent: async (tx) => {
+          await deps.db.pool.query(
+            `UPDATE fund_recoveries SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`,
+            [tx.hash],
+          );
+        },
+      });
+    } catch (e) {
+      // The sweep would revert (nothing left on the address, a token that refuses the transfer): nothing was signed.
+      if (!(e instanceof GasEstimateError)) throw e;
+      await deps.db.orm
+        .update(r)
+        .set({ status: "failed", error: `sweep cannot execute: ${e.message.split("\n")[0]}`, updatedAt: new Date(deps.now()) })
+        .where(and(eq(r.id, x.id), inArray(r.status, ["requested"])));
+    }
+  }
+}

@@ -1,0 +1,224 @@
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { getAddress, parseEther, parseUnits, zeroAddress, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { chainHelpers, waitFor } from "../helpers/chain.js";
+import { startTestService, type TestService } from "../helpers/service.js";
+
+// Unexpected funds (issue 8): another token sent to a payment's address, and funds that arrive after the
+// payment completed (its own token, the native coin), are listed on the payment and recovered to the
+// committed payout through REST, GraphQL and the CLI, to the smallest unit.
+let svc: TestService;
+let merchant: { id: string; apiKey: string };
+beforeAll(async () => {
+  svc = await startTestService();
+  merchant = await svc.newMerchant();
+});
+afterAll(() => svc?.stop());
+vi.setConfig({ testTimeout: 300_000 });
+
+const WAIT = { timeout: 120_000 };
+const chain = () => svc.deps.chains.find((c) => c.chainId === 777177)!;
+const payout = () => privateKeyToAccount(generatePrivateKey()).address;
+const run = promisify(execFile);
+
+async function create(body: Record<string, unknown>, apiKey = merchant.apiKey): Promise<{ id: string; orderId: string }> {
+  const orderId = `order-${randomUUID()}`;
+  const res = await svc.http("POST", "/payments", { body: { orderId, ...body }, apiKey });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return { id: (res.body.url as string).split("/pay/")[1]!, orderId };
+}
+async function get(orderId: string, apiKey = merchant.apiKey) {
+  const res = await svc.http("GET", `/v1/payments?orderId=${encodeURIComponent(orderId)}`, { apiKey });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.data[0];
+}
+const fundsIn = (p: any, token: string) => (p.unexpectedFunds as any[]).find((f) => f.token === getAddress(token));
+const recover = (paymentId: string, token: string, apiKey = merchant.apiKey) =>
+  svc.http("POST", `/v1/payments/${paymentId}/recover`, { body: { token }, apiKey });
+const gql = (query: string, variables: Record<string, unknown>) =>
+  svc.http("POST", "/graphql", { body: { query, variables }, apiKey: merchant.apiKey });
+const cli = async (...args: string[]) => {
+  const { stdout } = await run(process.execPath, ["--import", "tsx", "cli/index.ts", ...args], {
+    env: { ...process.env, ...svc.deps.env },
+  });
+  return JSON.parse(stdout);
+};
+
+describe("unexpected funds on a completed payment", () => {
+  it("another token and late funds (token and native) are listed, then recovered to the payout exactly", async () => {
+    const h = chainHelpers(chain());
+    const usdt = h.token("USDT").address;
+    const usdc = h.token("USDC").address;
+    const to = payout();
+    const { id, orderId } = await create({ merchant: to, chainId: "777177", token: usdt, amount: "10", gasless: true });
+    const created = await get(orderId);
+    expect(created.unexpectedFunds).toEqual([]);
+    const address = created.recipientAddress as Address;
+    await h.pay("USDT", address, parseUnits("10", 6));
+    await waitFor(async () => (await get(orderId)).status === "completed", { ...WAIT, what: "completed" });
+    expect((await get(orderId)).unexpectedFunds).toEqual([]);
+
+    // (a) another registry token, (b) more of the payment's token after completion, (c) native coin.
+    await h.pay("USDC", address, parseUnits("2.5", 6));
+    await h.pay("USDT", address, parseUnits("1.25", 6));
+    await h.sendNative(address, parseEther("0.5"));
+    const listed = await waitFor(
+      async () => {
+        const p = await get(orderId);
+        return fundsIn(p, usdc) && fundsIn(p, usdt) && fundsIn(p, zeroAddress) && p;
+      },
+      { ...WAIT, what: "unexpected funds listed" },
+    );
+    expect(fundsIn(listed, usdc)).toEqual({
+      token: getAddress(usdc),
+      symbol: "USDC",
+      decimals: 6,
+      amount: "2.5",
+      units: "2500000",
+      recoverable: true,
+      recovery: null,
+    });
+    expect(fundsIn(listed, usdt)).toEqual({
+      token: getAddress(usdt),
+      symbol: "USDT",
+      decimals: 6,
+      amount: "1.25",
+      units: "1250000",
+      recoverable: true,
+      recovery: null,
+    });
+    expect(fundsIn(listed, zeroAddress)).toMatchObject({
+      decimals: 18,
+      amount: "0.5",
+      units: parseEther("0.5").toString(),
+      recoverable: true,
+    });
+    expect(listed.unexpectedFunds).toHaveLength(3);
+    // The payment's own fields are untouched.
+    expect(listed).toMatchObject({ status: "completed", amount: "10", receivedAmount: "10" });
+
+    // GraphQL shows the same extension field.
+    const q = await gql(
+      `query ($o: String) { payments(orderId: $o) { data { unexpectedFunds { token symbol decimals amount units recoverable recovery { status } } } } }`,
+      { o: orderId },
+    );
+    expect(q.body.errors).toBeUndefined();
+    expect(q.body.data.payments.data[0].unexpectedFunds).toEqual(listed.unexpectedFunds);
+
+    const before = {
+      usdc: await h.balanceOf("USDC", to),
+      usdt: await h.balanceOf("USDT", to),
+      native: await h.pub.getBalance({ address: to }),
+    };
+
+    // REST: the other token. Asking twice while it is in flight answers the same recovery.
+    const r1 = await recover(id, usdc);
+    expect(r1.status, JSON.stringify(r1.body)).toBe(200);
+    expect(r1.body).toEqual({
+      success: true,
+      error: null,
+      data: {
+        recoveryId: expect.any(String),
+        paymentId: id,
+        token: getAddress(usdc),
+        status: "requested",
+        amount: "2.5",
+        units: "2500000",
+        payout: to,
+      },
+    });
+    const again = await recover(id, usdc.toUpperCase().replace("0X", "0x"));
+    expect(again.status).toBe(200);
+    expect(again.body.data.recoveryId).toBe(r1.body.data.recoveryId);
+
+    // GraphQL: the late funds in the payment's own token.
+    const m = await gql(
+      `mutation ($p: String!, $t: String!) { recoverFunds(paymentId: $p, token: $t) { recoveryId status amount units payout } }`,
+      {
+        p: id,
+        t: usdt,
+      },
+    );
+    expect(m.body.errors).toBeUndefined();
+    expect(m.body.data.recoverFunds).toMatchObject({ status: "requested", amount: "1.25", units: "1250000", payout: to });
+
+    // CLI: the native coin.
+    const c = await cli("payment", "recover", "--merchant", merchant.id, "--payment", id, "--token", zeroAddress);
+    expect(c).toMatchObject({ paymentId: id, token: zeroAddress, amount: "0.5", units: parseEther("0.5").toString(), payout: to });
+
+    const done = await waitFor(
+      async () => {
+        const p = await get(orderId);
+        return (p.unexpectedFunds as any[]).every((f) => f.recovery?.status === "recovered" && f.units === "0") && p;
+      },
+      { ...WAIT, what: "every recovery recovered" },
+    );
+    expect(fundsIn(done, usdc)).toMatchObject({ amount: "0", units: "0", recoverable: false });
+    expect(fundsIn(done, usdc).recovery).toMatchObject({
+      recoveredAmount: "2.5",
+      recoveredUnits: "2500000",
+      transactionHash: expect.any(String),
+    });
+    expect(fundsIn(done, usdt).recovery).toMatchObject({ recoveredAmount: "1.25", recoveredUnits: "1250000" });
+    expect(fundsIn(done, zeroAddress).recovery).toMatchObject({ recoveredAmount: "0.5" });
+
+    // The payout received exactly those amounts; the address holds nothing more.
+    expect((await h.balanceOf("USDC", to)) - before.usdc).toBe(2_500_000n);
+    expect((await h.balanceOf("USDT", to)) - before.usdt).toBe(1_250_000n);
+    expect((await h.pub.getBalance({ address: to })) - before.native).toBe(parseEther("0.5"));
+    expect(await h.balanceOf("USDC", address)).toBe(0n);
+    expect(await h.balanceOf("USDT", address)).toBe(0n);
+    expect(await h.pub.getBalance({ address })).toBe(0n);
+
+    // Nothing left to recover: 409.
+    const none = await recover(id, usdc);
+    expect(none.status).toBe(409);
+    expect(none.body).toEqual({ success: false, error: "No unexpected funds to recover in this token", data: null });
+  });
+});
+
+describe("recover: errors", () => {
+  it("404 for another merchant's or an unknown payment, 400 for a bad token, 409 for the payment's own token while open", async () => {
+    const h = chainHelpers(chain());
+    const usdt = h.token("USDT").address;
+    const usdc = h.token("USDC").address;
+    const { id, orderId } = await create({ merchant: payout(), chainId: "777177", token: usdt, amount: "5", gasless: true });
+    const p = await get(orderId);
+
+    // Another token on a pending payment is unexpected too (the payment will never move it).
+    await h.pay("USDC", p.recipientAddress, parseUnits("0.75", 6));
+    const pending = await waitFor(
+      async () => {
+        const x = await get(orderId);
+        return fundsIn(x, usdc) && x;
+      },
+      { ...WAIT, what: "USDC listed" },
+    );
+    expect(pending.status).toBe("pending");
+    expect(fundsIn(pending, usdc)).toMatchObject({ amount: "0.75", units: "750000", recoverable: true });
+
+    const other = await svc.newMerchant({ name: "Other merchant" });
+    expect(await recover(id, usdc, other.apiKey)).toMatchObject({
+      status: 404,
+      body: { success: false, error: "Payment not found", data: null },
+    });
+    expect((await recover(randomUUID(), usdc)).status).toBe(404);
+    expect((await recover("not-a-uuid", usdc)).status).toBe(404);
+    expect(await recover(id, "0x1234")).toMatchObject({
+      status: 400,
+      body: { success: false, error: "Invalid token address format", data: null },
+    });
+    expect((await svc.http("POST", `/v1/payments/${id}/recover`, { body: {}, apiKey: merchant.apiKey })).status).toBe(400);
+    expect((await svc.http("POST", `/v1/payments/${id}/recover`, { body: { token: usdc } })).status).toBe(401);
+
+    // The payment's own token belongs to the payment while it is open; no funds of a third token: 409.
+    await h.pay("USDT", p.recipientAddress, parseUnits("1", 6));
+    const own = await recover(id, usdt);
+    expect(own).toMatchObject({ status: 409, body: { success: false, error: "No unexpected funds to recover in this token", data: null } });
+    // The native coin is read only once a payment is final.
+    expect((await recover(id, zeroAddress)).status).toBe(409);
+  });
+});
