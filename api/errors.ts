@@ -25,9 +25,10 @@ export const STATUS: Record<ErrorKind, ContentfulStatusCode> = {
  * - `plain`: `{error}` (POST /payments, /tokens/*, /oracle/price, /balance, /auth/*);
  * - `coded`: `{error, code}` (GET /v1/payments);
  * - `result`: `{success: false, error, data: null}` (/v1/webhooks*, withdraw);
- * - `verify`: `{valid: false, verified: false, error}` (GET /payments/verify).
+ * - `verify`: `{valid: false, verified: false, error}` (GET /payments/verify);
+ * - `vault`: `{success: false, error}` (/vault/v1/*: the spec's `{success: true, data}` with its error side).
  */
-export type ErrorBody = "plain" | "coded" | "result" | "verify";
+export type ErrorBody = "plain" | "coded" | "result" | "verify" | "vault";
 
 const CODE_BY_KIND: Record<ErrorKind, string> = {
   invalid: "invalid_request",
@@ -50,6 +51,8 @@ export function errorBody(shape: ErrorBody, message: string, code: string): Reco
       return { success: false, error: message, data: null };
     case "verify":
       return { valid: false, verified: false, error: message };
+    case "vault":
+      return { success: false, error: message };
   }
 }
 
