@@ -6,6 +6,8 @@ import { activeChains } from "./chains/runtime";
 // Generated from the chain registry: a chain is indexed when RPC_URL_<chainId> is set.
 const chains = activeChains();
 const local = process.env.LOCAL_CHAINS?.split(",").map(Number) ?? [];
+// Chains whose final blocks Ponder does not keep in its sync store (smaller `ponder_sync`, slower re-index).
+const noCache = process.env.PONDER_DISABLE_CACHE?.split(",").map(Number) ?? [];
 
 export default createConfig({
   ordering: "multichain",
@@ -17,7 +19,7 @@ export default createConfig({
         id: c.chainId,
         rpc: c.rpcUrl,
         pollingInterval: Number(process.env.PONDER_POLLING_INTERVAL ?? (local.includes(c.chainId) ? 200 : 1000)),
-        disableCache: local.includes(c.chainId),
+        disableCache: local.includes(c.chainId) || noCache.includes(c.chainId),
       },
     ]),
   ),
