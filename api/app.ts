@@ -8,6 +8,8 @@ import { health } from "./routes/health.js";
 import { payPage } from "../web/pay/page.js";
 import { account, payments, paymentsV1 } from "./routes/payments.js";
 import { oracle, tokens } from "./routes/tokens.js";
+import { vaultConfig } from "./routes/vault-config.js";
+import { vaultUsers } from "./routes/vault-users.js";
 import { webhooks } from "./routes/webhooks.js";
 
 /**
@@ -23,6 +25,9 @@ export function createApp(deps: AppDeps) {
   api.route("/graphql", graphqlRoute);
   api.route("/v1/webhooks", webhooks);
   api.route("/auth", auth);
+  // The Vault: configuration, tokens, webhooks and the public token list; users and deposits share the prefix.
+  api.route("/vault/v1", vaultConfig);
+  api.route("/vault/v1", vaultUsers);
   // Single routes at the root of the API: /health, /balance, /promo-status.
   api.route("/", health);
   api.route("/", account);

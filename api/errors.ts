@@ -57,7 +57,8 @@ export function errorBody(shape: ErrorBody, message: string, code: string): Reco
 }
 
 type Family = { shape: ErrorBody; internal: string };
-const families = new WeakMap<Request, Family>();
+// Keyed by the request's context, not its Request: middleware such as bodyLimit may replace `c.req.raw`.
+const families = new WeakMap<Context, Family>();
 
 /**
  * Names the error body of the routes below it, and the message of an unexpected failure
@@ -65,13 +66,13 @@ const families = new WeakMap<Request, Family>();
  */
 export const errorsAs = (shape: ErrorBody, internal = "Internal server error"): MiddlewareHandler<AppEnv> =>
   createMiddleware<AppEnv>(async (c, next) => {
-    families.set(c.req.raw, { shape, internal });
+    families.set(c, { shape, internal });
     await next();
   });
 
 /** A domain error as the route family's body and status. */
 export function domainErrorResponse(c: Context, e: DomainError) {
-  const family = families.get(c.req.raw) ?? { shape: "plain", internal: "Internal server error" };
+  const family = families.get(c) ?? { shape: "plain", internal: "Internal server error" };
   const status = STATUS[e.kind];
   const retryAfter = e.details?.retryAfter;
   if (typeof retryAfter === "number") c.header("Retry-After", String(retryAfter));
@@ -81,7 +82,7 @@ export function domainErrorResponse(c: Context, e: DomainError) {
 /** `app.onError`: domain errors mapped; anything else logged and answered 500 without its text. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof DomainError) return domainErrorResponse(c, err);
-  const family = families.get(c.req.raw) ?? { shape: "plain" as const, internal: "Internal server error" };
+  const family = families.get(c) ?? { shape: "plain" as const, internal: "Internal server error" };
   if (err instanceof HTTPException && err.status < 500) {
     return c.json(errorBody(family.shape, err.message || "Bad request", "invalid_request"), err.status as ContentfulStatusCode);
   }

@@ -9,6 +9,7 @@ import { recoverFunds } from "../modules/payments/recover.js";
 import { publicClients } from "../chains/clients.js";
 import { activeChains } from "../chains/runtime.js";
 import { cliListDeliveries, cliResendDelivery } from "./webhooks.js";
+import { listMerchantVaults, rebindVault, setVaultFee } from "../modules/vault/config-operator.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -22,6 +23,9 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   payment recover --merchant <merchantId> --payment <paymentId> --token <address>   (unexpected funds to the payout; 0x0…0 = native coin)
   webhook list --merchant <merchantId> [--status pending|success|failed] [--limit <1-100>]
   webhook resend --delivery <deliveryId>
+  vault list --merchant <merchantId>
+  vault fee --public-id <publicId> --fee-bps <0-100> [--recipient <address>|default]   (registers a business's Vault fee)
+  vault rebind --public-id <publicId> --api-key-id <apiKeyId>   (after the vault's key was revoked or rolled)
 
 DATABASE_URL (and APP_SCHEMA) select the database; without it, the running local stack's database is used.`;
 
@@ -43,6 +47,9 @@ async function main() {
       token: { type: "string" },
       status: { type: "string" },
       limit: { type: "string" },
+      "public-id": { type: "string" },
+      recipient: { type: "string" },
+      "api-key-id": { type: "string" },
     },
   });
   const url = process.env.DATABASE_URL ?? readStackInfo()?.databaseUrl;
@@ -106,6 +113,23 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
       return cliListDeliveries(db, need(s("merchant"), "merchant"), { status: s("status"), limit: s("limit") });
     case "webhook resend":
       return cliResendDelivery(db, need(s("delivery"), "delivery"));
+    case "vault list":
+      return listMerchantVaults(db, need(s("merchant"), "merchant"));
+    case "vault fee": {
+      // With the chains' RPCs (environment, or the running local stack), the answer says whether the recipient is allow-listed.
+      const env: Record<string, string | undefined> = { ...process.env };
+      for (const c of readStackInfo()?.chains ?? []) env[`RPC_URL_${c.chainId}`] ??= c.rpcUrl;
+      const chains = activeChains(env);
+      return setVaultFee(
+        { db, now: Date.now, chains, clients: publicClients(chains), config: { FEE_RECIPIENT: process.env.FEE_RECIPIENT } },
+        { publicId: need(s("public-id"), "public-id"), feeBps: need(s("fee-bps"), "fee-bps"), recipient: s("recipient") },
+      );
+    }
+    case "vault rebind":
+      return rebindVault(
+        { db, now: Date.now },
+        { publicId: need(s("public-id"), "public-id"), apiKeyId: need(s("api-key-id"), "api-key-id") },
+      );
     default:
       throw new UsageError(USAGE);
   }

@@ -32,6 +32,13 @@ const schema = z.object({
   /** Base URL of the price index provider's HTTP API. */
   PRICE_API_URL: z.string().optional(),
   PRICE_API_KEY: z.string().optional(),
+  /** Delete final Transfer logs of Ponder's sync store that touch none of our addresses (modules/indexing/prune-sync.ts). */
+  SYNC_PRUNE_ENABLED: z
+    .string()
+    .default("true")
+    .transform((v) => v === "1" || v === "true"),
+  /** Pause between sync-store prune passes (ms). */
+  SYNC_PRUNE_INTERVAL_MS: z.coerce.number().int().positive().default(300_000),
   /** Allow webhook URLs on loopback/private addresses (development and tests only). */
   WEBHOOK_ALLOW_PRIVATE: z
     .string()

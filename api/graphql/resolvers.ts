@@ -8,6 +8,9 @@ import { listPayments } from "../../modules/payments/list.js";
 import { getPromoStatus } from "../../modules/payments/promo.js";
 import { recoverFunds } from "../../modules/payments/recover.js";
 import { withdrawPayment } from "../../modules/payments/withdraw.js";
+import { getVault } from "../../modules/vault/config.js";
+import { listVaultDeposits } from "../../modules/vault/deposits.js";
+import { getVaultUser } from "../../modules/vault/users.js";
 import { toGraphqlError } from "../errors.js";
 import { countCall } from "./limits.js";
 
@@ -65,6 +68,32 @@ export const rootValue = {
 
   /** GET /promo-status. */
   promoStatus: field(async (_args: unknown, ctx) => getPromoStatus(ctx.deps, ctx.caller)),
+
+  /** GET /vault/v1/config (100 calls a minute per key, like the REST config endpoints). */
+  vaultConfig: field(async (_args: unknown, ctx) => {
+    await countCall(ctx.deps, "vaultConfig", ctx);
+    return getVault(ctx.deps, ctx.caller);
+  }),
+
+  /** GET /vault/v1/users (1000 calls a minute per key, like REST). */
+  vaultUser: field(async (args: { externalUserId: string; chainId?: number | null; tokenAddress?: string | null }, ctx) => {
+    await countCall(ctx.deps, "vaultUser", ctx);
+    return getVaultUser(ctx.deps, ctx.caller, {
+      externalUserId: args.externalUserId,
+      chainId: args.chainId == null ? undefined : String(args.chainId),
+      tokenAddress: args.tokenAddress ?? undefined,
+    });
+  }),
+
+  /** GET /vault/v1/deposits (100 calls a minute per key, like REST). */
+  vaultDeposits: field(async (args: { limit?: number | null; status?: string | null; externalUserId?: string | null }, ctx) => {
+    await countCall(ctx.deps, "vaultDeposits", ctx);
+    return listVaultDeposits(ctx.deps, ctx.caller, {
+      limit: args.limit == null ? undefined : String(args.limit),
+      status: args.status ?? undefined,
+      externalUserId: args.externalUserId ?? undefined,
+    });
+  }),
 
   /** POST /payments (100 calls a minute per key): the body's checks, then the key, then creation. */
   createPayment: field(async (args: { input: Record<string, unknown> }, ctx) => {

@@ -39,6 +39,26 @@ export const SDL = /* GraphQL */ `
     GET /promo-status: the free-transactions promotion.
     """
     promoStatus: PromoStatus
+    """
+    GET /vault/v1/config: the vault of the request's API key (one vault per key; another key of the same
+    merchant sees its own vault or none). Error NOT_FOUND \`Vault not configured\` when the key has none.
+    """
+    vaultConfig: VaultConfiguration
+    """
+    GET /vault/v1/users: a user of the request's key's vault (its latest deposit address, on \`chainId\` when given) and
+    what the user deposited in \`tokenAddress\` (default: the token of the latest POST /vault/v1/users).
+    """
+    vaultUser(externalUserId: String!, chainId: Int, tokenAddress: String): VaultUserInfo
+    """
+    GET /vault/v1/deposits: the vault's deposits, newest first; \`total\` counts every match.
+    """
+    vaultDeposits(
+      "1-100, default 50."
+      limit: Int
+      "detected, processing, completed or failed."
+      status: String
+      externalUserId: String
+    ): VaultDepositList
   }
 
   type Mutation {
@@ -227,6 +247,73 @@ export const SDL = /* GraphQL */ `
   type GasTankToken {
     symbol: String!
     address: String!
+  }
+
+  """
+  The Vault configuration (the \`data\` of GET /vault/v1/config).
+  """
+  type VaultConfiguration {
+    "Public, URL-safe id (GET /vault/v1/business/{publicId}/tokens)."
+    publicId: String!
+    businessName: String!
+    "Checksummed EVM address sweeps pay to."
+    walletAddress: String!
+    "Fee in basis points (25 = 0.25%; 0-100, set by the operator for a registered business)."
+    feeBps: Int!
+    isActive: Boolean!
+    enabledTokens: [VaultEnabledToken!]!
+  }
+
+  """
+  The \`data\` of GET /vault/v1/users. Amounts in smallest token units.
+  """
+  type VaultUserInfo {
+    externalUserId: String!
+    depositAddress: String!
+    chainId: Int!
+    tokenSymbol: String!
+    totalDeposited: String!
+    depositCount: Int!
+    "Unix ms; null before the first deposit."
+    lastDepositAt: Float
+    "The token the totals count (checksummed)."
+    tokenAddress: String!
+  }
+
+  type VaultDepositList {
+    deposits: [VaultDeposit!]!
+    total: Int!
+  }
+
+  """
+  An item of GET /vault/v1/deposits. Amounts in smallest token units; times in Unix ms.
+  """
+  type VaultDeposit {
+    depositId: String!
+    externalUserId: String!
+    amount: String!
+    fee: String!
+    netAmount: String!
+    chainId: Int!
+    tokenSymbol: String!
+    "detected, processing, completed or failed."
+    status: String!
+    depositTxHash: String!
+    processTxHash: String
+    createdAt: Float!
+    processedAt: Float
+    tokenAddress: String!
+    depositAddress: String!
+    "Why a detected deposit waits: below_minimum or token_not_enabled; null otherwise."
+    hold: String
+  }
+
+  type VaultEnabledToken {
+    chainId: Int!
+    "At most 20 characters."
+    tokenSymbol: String!
+    "Checksummed ERC-20 contract."
+    tokenAddress: String!
   }
 
   type PromoStatus {

@@ -4,6 +4,7 @@ import { rateLimiter } from "hono-rate-limiter";
 import { createMiddleware } from "hono/factory";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../../core/deps.js";
+import { DomainError } from "../../core/errors.js";
 import type { AppEnv } from "../context.js";
 import { rateLimitStore } from "./rate-limit-store.js";
 
@@ -43,7 +44,10 @@ export function perMinute(limit: number, by: "key" | "ip" = "key"): MiddlewareHa
           const key = c.req.header("x-api-key");
           return `${scope}:${c.req.routePath}:${rateLimitBucket(by === "key" ? key : undefined, clientIp(c))}`;
         },
-        handler: (c) => c.json({ error: "Too many requests" }, 429),
+        // Thrown, so the route family's error body applies (`{error}`, or `{success: false, error}` on the Vault).
+        handler: () => {
+          throw new DomainError("rate_limited", "Too many requests");
+        },
       });
       limiters.set(deps, limiter);
     }

@@ -37,14 +37,14 @@ export async function claimDueDeliveries(db: Db, now: number, limit: number, lea
      claimed AS (
        UPDATE webhook_deliveries d SET locked_until = $3, next_attempt_at = $3, claim_token = $4
          FROM due WHERE d.id = due.id
-       RETURNING d.id, d.merchant_id, d.kind, d.event, COALESCE(d.body, d.payload::text) AS body, d.attempts, d.max_attempts, d.claim_token, d.next_attempt_at)
+       RETURNING d.id, d.merchant_id, d.vault_id, d.kind, d.event, COALESCE(d.body, d.payload::text) AS body, d.attempts, d.max_attempts, d.claim_token, d.next_attempt_at)
      SELECT c.id, c.merchant_id, c.kind, c.event, c.body, c.attempts, c.max_attempts, c.claim_token,
             COALESCE(p.url, v.url) AS url,
             COALESCE(p.is_active, v.is_active) AS is_active,
             CASE c.kind WHEN 'payment' THEN COALESCE(p.secret, p.legacy_api_key) ELSE v.secret END AS signing_key
        FROM claimed c
        LEFT JOIN webhook_configs p ON c.kind = 'payment' AND p.merchant_id = c.merchant_id
-       LEFT JOIN vault_webhook_configs v ON c.kind = 'vault' AND v.merchant_id = c.merchant_id`,
+       LEFT JOIN vault_webhook_configs v ON c.kind = 'vault' AND v.vault_id = c.vault_id`,
     [new Date(now), limit, new Date(now + leaseMs), randomUUID()],
   );
   return rows;

@@ -192,7 +192,7 @@ export async function resendDelivery(db: Db, id: string, now: number, scope: Del
   const { rows } = await db.pool.query<{ has_config: boolean; busy: boolean }>(
     `SELECT (locked_until IS NOT NULL AND locked_until > $4) AS busy,
             CASE kind WHEN 'payment' THEN EXISTS (SELECT 1 FROM webhook_configs c WHERE c.merchant_id = d.merchant_id AND c.is_active)
-                      ELSE EXISTS (SELECT 1 FROM vault_webhook_configs v WHERE v.merchant_id = d.merchant_id AND v.is_active) END AS has_config
+                      ELSE EXISTS (SELECT 1 FROM vault_webhook_configs v WHERE v.vault_id = d.vault_id AND v.is_active) END AS has_config
        FROM webhook_deliveries d WHERE id = $1 AND ${IN_SCOPE}`,
     [id, scope.merchantId ?? null, scope.kind ?? null, at],
   );

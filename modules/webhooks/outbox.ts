@@ -15,6 +15,7 @@ type Insert = {
   event: string;
   paymentId: string | null;
   depositId: string | null;
+  vaultId: string | null;
   dedupeKey: string;
   payload: Record<string, unknown>;
   /** Event time (Unix ms, the caller's clock): the row's creation time and its first attempt's due time. */
@@ -26,8 +27,8 @@ async function insertDelivery(client: pg.PoolClient, d: Insert): Promise<boolean
   const body = JSON.stringify(d.payload);
   const { rowCount } = await client.query(
     `INSERT INTO webhook_deliveries
-       (merchant_id, kind, event, payment_id, deposit_id, dedupe_key, payload, body, max_attempts, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, COALESCE($10::timestamptz, now()), COALESCE($10::timestamptz, now()))
+       (merchant_id, kind, event, payment_id, deposit_id, vault_id, dedupe_key, payload, body, max_attempts, next_attempt_at, created_at)
+     VALUES ($1, $2, $3, $4, $5, $11, $6, $7::jsonb, $8, $9, COALESCE($10::timestamptz, now()), COALESCE($10::timestamptz, now()))
      ON CONFLICT (dedupe_key) DO NOTHING`,
     [
       d.merchantId,
@@ -40,20 +41,26 @@ async function insertDelivery(client: pg.PoolClient, d: Insert): Promise<boolean
       body,
       maxAttemptsFor(d.event),
       d.at === null ? null : new Date(d.at),
+      d.vaultId,
     ],
   );
   return rowCount === 1;
 }
 
-/** The events the merchant's active webhook subscribes to; null without one. */
+/** The events the merchant's (payment) or the vault's (vault) active webhook subscribes to; null without one. */
 async function activeEvents(
   client: pg.PoolClient,
-  table: "webhook_configs" | "vault_webhook_configs",
-  merchantId: string,
+  target: { table: "webhook_configs"; merchantId: string } | { table: "vault_webhook_configs"; merchantId: string; vaultId: string },
 ): Promise<string[] | null> {
-  const { rows } = await client.query<{ events: string[] }>(`SELECT events FROM ${table} WHERE merchant_id = $1 AND is_active`, [
-    merchantId,
-  ]);
+  const { rows } =
+    target.table === "webhook_configs"
+      ? await client.query<{ events: string[] }>(`SELECT events FROM webhook_configs WHERE merchant_id = $1 AND is_active`, [
+          target.merchantId,
+        ])
+      : await client.query<{ events: string[] }>(
+          `SELECT events FROM vault_webhook_configs WHERE vault_id = $1 AND merchant_id = $2 AND is_active`,
+          [target.vaultId, target.merchantId],
+        );
   return rows[0]?.events ?? null;
 }
 
@@ -81,7 +88,7 @@ export async function enqueuePaymentWebhook(
   if (!isPaymentEvent(input.event)) throw new Error(`unknown payment webhook event: ${String(input.event)}`);
   if (input.payload.event !== input.event)
     throw new Error(`webhook payload.event (${String(input.payload.event)}) differs from event ${input.event}`);
-  const events = await activeEvents(client, "webhook_configs", input.merchantId);
+  const events = await activeEvents(client, { table: "webhook_configs", merchantId: input.merchantId });
   if (!events?.includes(input.event)) return false;
   return insertDelivery(client, {
     merchantId: input.merchantId,
@@ -89,6 +96,7 @@ export async function enqueuePaymentWebhook(
     event: input.event,
     paymentId: input.paymentId,
     depositId: null,
+    vaultId: null,
     dedupeKey: input.dedupeKey,
     payload: input.payload,
     at: eventTime(input, input.payload.timestamp),
@@ -96,8 +104,9 @@ export async function enqueuePaymentWebhook(
 }
 
 /**
- * Vault counterpart: writes `{event, data, timestamp}` when the merchant's active
- * `vault_webhook_configs` row subscribes to the event (or to `deposit.*`). `data` holds the spec's
+ * Vault counterpart: writes `{event, data, timestamp}` when the vault's active `vault_webhook_configs`
+ * row (a merchant has one vault per API key, each with its own webhook) subscribes to the event (or to
+ * `deposit.*`); the delivery carries `vault_id`, by which the dispatcher finds the URL and secret at send time. `data` holds the spec's
  * deposit fields (depositId, externalUserId, amount, fee, netAmount, tokenSymbol, tokenAddress, chainId,
  * depositAddress, status, depositTxHash, processTxHash, timestamp). `timestamp` = `now` (default
  * `data.timestamp`, else the time of the call).
@@ -106,6 +115,8 @@ export async function enqueueVaultWebhook(
   client: pg.PoolClient,
   input: {
     merchantId: string;
+    /** `vault_configs.id` of the deposit's vault. */
+    vaultId: string;
     depositId: string;
     event: VaultWebhookEvent;
     data: Record<string, unknown>;
@@ -114,7 +125,7 @@ export async function enqueueVaultWebhook(
   },
 ): Promise<boolean> {
   if (!isVaultEvent(input.event)) throw new Error(`unknown vault webhook event: ${String(input.event)}`);
-  const events = await activeEvents(client, "vault_webhook_configs", input.merchantId);
+  const events = await activeEvents(client, { table: "vault_webhook_configs", merchantId: input.merchantId, vaultId: input.vaultId });
   if (!events || !vaultSubscribed(events, input.event)) return false;
   const at = eventTime(input, input.data.timestamp) ?? Date.now();
   return insertDelivery(client, {
@@ -123,6 +134,7 @@ export async function enqueueVaultWebhook(
     event: input.event,
     paymentId: null,
     depositId: input.depositId,
+    vaultId: input.vaultId,
     dedupeKey: input.dedupeKey,
     payload: { event: input.event, data: input.data, timestamp: at },
     at,

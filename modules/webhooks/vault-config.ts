@@ -1,16 +1,18 @@
-import type { Db } from "../../db/client.js";
+import { withTransaction, type Db } from "../../db/client.js";
 import { validateWebhookFields, viewWebhookTarget } from "./config.js";
 import { VAULT_SUBSCRIPTIONS } from "./events.js";
 import { generateWebhookSecret } from "./secret.js";
 
-// Vault webhook target (`vault_webhook_configs`, one per merchant), read by the dispatcher at send time.
-// The Vault API (`/vault/v1/config/webhooks`, GET/PUT/DELETE/POST) is built on these functions:
-// PUT {url, events} -> putVaultWebhookConfig (the response includes the secret), POST -> regenerate,
+// Vault webhook target (`vault_webhook_configs`, one per vault; a merchant has one vault per API key), read
+// by the dispatcher at send time through the delivery's `vault_id`. The Vault API
+// (`/vault/v1/config/webhooks`, modules/vault/webhooks.ts) is built on these functions: PUT {url, events}
+// -> putVaultWebhookConfig (the response includes the whole secret when it creates), POST -> regenerate,
 // DELETE -> delete, GET -> get + viewVaultWebhookConfig (masked secret).
 
 export type VaultWebhookConfigRow = {
   id: string;
   merchant_id: string;
+  vault_id: string;
   url: string;
   events: string[];
   secret: string | null;
@@ -19,56 +21,73 @@ export type VaultWebhookConfigRow = {
   updated_at: Date;
 };
 
+/** The webhook as the Vault API shows it: `secret` masked unless `revealSecret` (creation, regeneration). */
 export function viewVaultWebhookConfig(row: VaultWebhookConfigRow, opts: { revealSecret?: boolean } = {}) {
   return { ...viewWebhookTarget(row, opts), createdAt: row.created_at.getTime(), updatedAt: row.updated_at.getTime() };
 }
 
-export type VaultWebhookInput = { url: string; events: string[]; isActive?: boolean };
+export type VaultWebhookInput = { url: string; events?: string[]; isActive?: boolean };
 
-/** `{url, events, isActive?}`: HTTPS, public unless allowed, events among deposit.completed, deposit.failed, deposit.* (default). Throws Invalid. */
+/**
+ * `{url, events?, isActive?}` and nothing else: HTTPS, public unless allowed, events among deposit.completed,
+ * deposit.failed, deposit.* (absent: `deposit.*` on creation, unchanged on update). Throws Invalid.
+ */
 export async function validateVaultWebhookInput(raw: unknown, opts: { allowPrivate: boolean }): Promise<VaultWebhookInput> {
   const { url, events, isActive } = await validateWebhookFields(raw, {
     ...opts,
     allowed: VAULT_SUBSCRIPTIONS,
-    defaultEvents: ["deposit.*"],
+    known: ["url", "events", "isActive"],
   });
-  return { url, events: events!, isActive };
+  return { url, events, isActive };
 }
 
-export async function getVaultWebhookConfig(db: Db, merchantId: string): Promise<VaultWebhookConfigRow | null> {
-  const { rows } = await db.pool.query<VaultWebhookConfigRow>(`SELECT * FROM vault_webhook_configs WHERE merchant_id = $1`, [merchantId]);
+export async function getVaultWebhookConfig(db: Db, vaultId: string): Promise<VaultWebhookConfigRow | null> {
+  const { rows } = await db.pool.query<VaultWebhookConfigRow>(`SELECT * FROM vault_webhook_configs WHERE vault_id = $1`, [vaultId]);
   return rows[0] ?? null;
 }
 
-/** Creates (with a new `whsec_` secret, or `secret: null` for an unsigned webhook) or updates url/events/isActive. */
+/**
+ * Creates (with a new `whsec_` secret, or `secret: null` for an unsigned webhook) or updates url and the
+ * given events/isActive of the vault's webhook. One statement: concurrent PUTs cannot create two.
+ */
 export async function putVaultWebhookConfig(
   db: Db,
-  merchantId: string,
+  vault: { merchantId: string; vaultId: string },
   input: VaultWebhookInput & { secret?: string | null },
   now: number,
 ): Promise<{ created: boolean; row: VaultWebhookConfigRow }> {
   const secret = input.secret === undefined ? generateWebhookSecret() : input.secret;
   const { rows } = await db.pool.query<VaultWebhookConfigRow & { created: boolean }>(
-    `INSERT INTO vault_webhook_configs (merchant_id, url, events, is_active, secret, created_at, updated_at)
-     VALUES ($1, $2, $3, COALESCE($4, true), $5, $6, $6)
-     ON CONFLICT (merchant_id) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events,
-            is_active = COALESCE($4, vault_webhook_configs.is_active), updated_at = EXCLUDED.updated_at
+    `INSERT INTO vault_webhook_configs (merchant_id, vault_id, url, events, is_active, secret, created_at, updated_at)
+     VALUES ($1, $2, $3, COALESCE($4, ARRAY['deposit.*']), COALESCE($5, true), $6, $7, $7)
+     ON CONFLICT (vault_id) DO UPDATE SET url = EXCLUDED.url, events = COALESCE($4, vault_webhook_configs.events),
+            is_active = COALESCE($5, vault_webhook_configs.is_active), updated_at = EXCLUDED.updated_at
      RETURNING *, (xmax = 0) AS created`,
-    [merchantId, input.url, input.events, input.isActive ?? null, secret, new Date(now)],
+    [vault.merchantId, vault.vaultId, input.url, input.events ?? null, input.isActive ?? null, secret, new Date(now)],
   );
   const { created, ...row } = rows[0]!;
   return { created, row };
 }
 
-export async function regenerateVaultWebhookSecret(db: Db, merchantId: string, now: number): Promise<VaultWebhookConfigRow | null> {
+/** A new secret, effective at once: retries claimed after this sign with it. Null without a webhook. */
+export async function regenerateVaultWebhookSecret(db: Db, vaultId: string, now: number): Promise<VaultWebhookConfigRow | null> {
   const { rows } = await db.pool.query<VaultWebhookConfigRow>(
-    `UPDATE vault_webhook_configs SET secret = $2, updated_at = $3 WHERE merchant_id = $1 RETURNING *`,
-    [merchantId, generateWebhookSecret(), new Date(now)],
+    `UPDATE vault_webhook_configs SET secret = $2, updated_at = $3 WHERE vault_id = $1 RETURNING *`,
+    [vaultId, generateWebhookSecret(), new Date(now)],
   );
   return rows[0] ?? null;
 }
 
-export async function deleteVaultWebhookConfig(db: Db, merchantId: string): Promise<boolean> {
-  const { rowCount } = await db.pool.query(`DELETE FROM vault_webhook_configs WHERE merchant_id = $1`, [merchantId]);
-  return (rowCount ?? 0) > 0;
+/** Deletes the webhook; its pending deliveries are marked failed (as for payment webhooks). False without one. */
+export async function deleteVaultWebhookConfig(db: Db, vaultId: string, now: number): Promise<boolean> {
+  return withTransaction(db, async (client) => {
+    const { rowCount } = await client.query(`DELETE FROM vault_webhook_configs WHERE vault_id = $1`, [vaultId]);
+    if (!rowCount) return false;
+    await client.query(
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook configuration deleted', next_attempt_at = $2
+        WHERE vault_id = $1 AND kind = 'vault' AND status = 'pending'`,
+      [vaultId, new Date(now)],
+    );
+    return true;
+  });
 }

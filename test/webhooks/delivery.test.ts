@@ -5,6 +5,8 @@ import { createApp } from "../../api/app.js";
 import { withTransaction } from "../../db/client.js";
 import { enqueuePaymentWebhook, enqueueVaultWebhook } from "../../modules/webhooks/outbox.js";
 import { putVaultWebhookConfig } from "../../modules/webhooks/vault-config.js";
+import { createVault } from "../../modules/vault/config.js";
+import { vaultOfCaller } from "../../modules/vault/config-access.js";
 import { createWebhookDispatcher, type WebhookDispatcher } from "../../modules/webhooks/dispatcher.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
 import { enqueuePayment, manualClock, merchantWithKey, paymentPayload } from "./helpers/fixtures.js";
@@ -419,6 +421,11 @@ describe("failure modes", () => {
 });
 
 describe("vault webhooks", () => {
+  // Vault webhooks belong to a vault (one per API key).
+  const vaultOf = async (apiKey: string) => {
+    await createVault(deps, { apiKey }, { businessName: "Webhook Shop", walletAddress: "0x1111111111111111111111111111111111111111" });
+    return vaultOfCaller(deps, { apiKey });
+  };
   const data = (depositId: string, status: string) => ({
     depositId,
     externalUserId: "user-1",
@@ -437,12 +444,19 @@ describe("vault webhooks", () => {
 
   it("deposit.* subscription: {event, data, timestamp} signed with X-Webhook-Signature", async () => {
     const m = await merchantWithKey(deps);
-    const { row } = await putVaultWebhookConfig(deps.db, m.merchant.id, { url: receiver.url, events: ["deposit.*"] }, clock.now());
+    const vault = await vaultOf(m.apiKey);
+    const { row } = await putVaultWebhookConfig(
+      deps.db,
+      { merchantId: m.merchant.id, vaultId: vault.id },
+      { url: receiver.url, events: ["deposit.*"] },
+      clock.now(),
+    );
     for (const event of ["deposit.completed", "deposit.failed"] as const) {
       const depositId = randomUUID();
       const ok = await withTransaction(deps.db, (c) =>
         enqueueVaultWebhook(c, {
           merchantId: m.merchant.id,
+          vaultId: vault.id,
           depositId,
           event,
           data: data(depositId, event.slice(8)),
@@ -468,12 +482,19 @@ describe("vault webhooks", () => {
 
   it("only subscribed events; no secret means no signature header", async () => {
     const m = await merchantWithKey(deps);
-    await putVaultWebhookConfig(deps.db, m.merchant.id, { url: receiver.url, events: ["deposit.completed"], secret: null }, clock.now());
+    const vault = await vaultOf(m.apiKey);
+    await putVaultWebhookConfig(
+      deps.db,
+      { merchantId: m.merchant.id, vaultId: vault.id },
+      { url: receiver.url, events: ["deposit.completed"], secret: null },
+      clock.now(),
+    );
     const depositId = randomUUID();
     const enqueue = (event: "deposit.completed" | "deposit.failed") =>
       withTransaction(deps.db, (c) =>
         enqueueVaultWebhook(c, {
           merchantId: m.merchant.id,
+          vaultId: vault.id,
           depositId,
           event,
           data: data(depositId, "x"),

@@ -1,0 +1,60 @@
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { Invalid, UnsupportedMedia } from "../../core/errors.js";
+import { listVaultDeposits, requestDepositRecovery } from "../../modules/vault/deposits.js";
+import { createVaultUser, getVaultUser } from "../../modules/vault/users.js";
+import { errorsAs } from "../errors.js";
+import { keyCaller } from "../middleware/api-key.js";
+import { perMinute } from "../middleware/rate-limit.js";
+import type { AppEnv } from "../context.js";
+
+/**
+ * Vault users and deposits (mounted at /vault/v1 beside api/routes/vault-config.ts): API key, the spec's rate
+ * limits per key, `{success: true, data}` bodies and `{success: false, error}` errors (api/errors.ts). The
+ * operations authenticate the key and find its vault themselves (modules/vault/config-access.ts).
+ */
+export const vaultUsers = new Hono<AppEnv>();
+
+/** Largest request body, as on the config routes. */
+const BODY_LIMIT = 16 * 1024;
+
+for (const path of ["/users", "/deposits", "/deposits/*"]) vaultUsers.use(path, errorsAs("vault"));
+
+/** The JSON body: none is `undefined` (the operation names the first missing field); a body must be JSON. */
+async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === "") return undefined;
+  if (!/^application\/json\b/i.test(c.req.header("content-type") ?? ""))
+    throw new UnsupportedMedia("Content-Type must be application/json");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Invalid("Invalid JSON body");
+  }
+}
+
+const limitBody = bodyLimit({
+  maxSize: BODY_LIMIT,
+  onError: (c) => c.json({ success: false, error: `Request body too large (limit ${BODY_LIMIT} bytes)` }, 413),
+});
+
+/** POST /users: the user's deposit address; 201 the first time for this user, wallet and chain, 200 after. */
+vaultUsers.post("/users", perMinute(100), limitBody, async (c) => {
+  const data = await createVaultUser(c.var.deps, keyCaller(c), await jsonBody(c));
+  return c.json({ success: true, data }, data.isNew ? 201 : 200);
+});
+
+/** GET /users?externalUserId=…[&chainId][&tokenAddress]: the user's address and deposit totals. */
+vaultUsers.get("/users", perMinute(1000), async (c) =>
+  c.json({ success: true, data: await getVaultUser(c.var.deps, keyCaller(c), c.req.query()) }),
+);
+
+/** GET /deposits?limit&status&externalUserId: the vault's deposits, newest first, with the count of all matches. */
+vaultUsers.get("/deposits", perMinute(100), async (c) =>
+  c.json({ success: true, data: await listVaultDeposits(c.var.deps, keyCaller(c), c.req.query()) }),
+);
+
+/** POST /deposits/{depositId}/recover: a held deposit queued for a fee-free sweep to the wallet (202). */
+vaultUsers.post("/deposits/:depositId/recover", perMinute(100), async (c) =>
+  c.json({ success: true, data: await requestDepositRecovery(c.var.deps, keyCaller(c), c.req.param("depositId")) }, 202),
+);

@@ -1,0 +1,141 @@
+import type pg from "pg";
+import type { AppDeps } from "../../core/deps.js";
+import { Conflict, Invalid, NotFound } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
+import type { Caller } from "../merchants/authenticate.js";
+import { enqueueVaultWebhook, type VaultWebhookEvent } from "../webhooks/outbox.js";
+import { vaultOfCaller } from "./config-access.js";
+import { parseExternalUserId } from "./users.js";
+import {
+  DEPOSIT_STATUSES,
+  depositView,
+  depositWebhookData,
+  type Deposit,
+  type DepositRow,
+  type DepositStatus,
+} from "./serialize-deposit.js";
+
+/** `limit` of GET /vault/v1/deposits (spec "Limits"). */
+export const DEPOSITS_DEFAULT_LIMIT = 50;
+export const DEPOSITS_MAX_LIMIT = 100;
+
+/** A deposit with its user's external id, as every reader needs it. */
+export const DEPOSIT_SELECT = `SELECT d.*, u.external_user_id FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id`;
+
+/**
+ * The one way a deposit changes status: locks the row, checks `from`, writes the new status with `set`
+ * (column -> value), an audit row (`vault_deposit_events`) and, with `event`, the Vault webhook in the outbox,
+ * all in the caller's transaction. Returns the updated row, or null when the deposit was not in `from`
+ * (someone else moved it: nothing is written, so a repeated pass changes nothing twice).
+ */
+export async function transitionDeposit(
+  client: pg.PoolClient,
+  id: string,
+  t: {
+    from: readonly DepositStatus[];
+    to: DepositStatus;
+    reason: string;
+    now: number;
+    set?: Record<string, unknown>;
+    /** Vault webhook; sent once per deposit and event (dedupe key `event:depositId`). */
+    event?: VaultWebhookEvent;
+    data?: Record<string, unknown>;
+  },
+): Promise<DepositRow | null> {
+  const cur = await client.query<{ status: DepositStatus }>(`SELECT status FROM vault_deposits WHERE id = $1 FOR UPDATE`, [id]);
+  const from = cur.rows[0]?.status;
+  if (!from || !t.from.includes(from)) return null;
+  const set = Object.entries(t.set ?? {});
+  const assignments = set.map(([col, _], i) => `${col} = $${i + 4}`);
+  await client.query(`UPDATE vault_deposits SET status = $2, updated_at = $3${assignments.map((a) => `, ${a}`).join("")} WHERE id = $1`, [
+    id,
+    t.to,
+    new Date(t.now),
+    ...set.map(([, v]) => v),
+  ]);
+  await client.query(
+    `INSERT INTO vault_deposit_events (deposit_id, from_status, to_status, reason, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [id, from, t.to, t.reason, t.data ? JSON.stringify(t.data) : null, new Date(t.now)],
+  );
+  const row = (await client.query<DepositRow>(`${DEPOSIT_SELECT} WHERE d.id = $1`, [id])).rows[0]!;
+  if (t.event)
+    await enqueueVaultWebhook(client, {
+      merchantId: row.merchant_id,
+      vaultId: row.vault_id,
+      depositId: row.id,
+      event: t.event,
+      data: depositWebhookData(row, t.now),
+      dedupeKey: `${t.event}:${row.id}`,
+      now: t.now,
+    });
+  return row;
+}
+
+/** Retry delay after the n-th failed sweep attempt in a row: 30 s, 1 min, 2 min, … capped at 1 hour. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 60 * 60_000);
+}
+
+type ListQuery = Record<string, string | undefined>;
+
+/** `limit`: digits only, 1-100, default 50. */
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEPOSITS_DEFAULT_LIMIT;
+  const n = /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= DEPOSITS_MAX_LIMIT)) throw new Invalid(`limit must be an integer between 1 and ${DEPOSITS_MAX_LIMIT}`);
+  return n;
+}
+
+/**
+ * GET /vault/v1/deposits and GraphQL `vaultDeposits`: the caller's vault's deposits, newest first, filtered by
+ * `status` and `externalUserId`; `total` counts every match (not only the page).
+ */
+export async function listVaultDeposits(
+  deps: Pick<AppDeps, "db" | "now">,
+  caller: Caller,
+  query: ListQuery,
+): Promise<{ deposits: Deposit[]; total: number }> {
+  const vault = await vaultOfCaller(deps, caller);
+  const limit = parseLimit(query.limit);
+  const status = query.status;
+  if (status !== undefined && !(DEPOSIT_STATUSES as readonly string[]).includes(status))
+    throw new Invalid(`status must be one of: ${DEPOSIT_STATUSES.join(", ")}`);
+  const user = query.externalUserId === undefined ? undefined : parseExternalUserId(query.externalUserId);
+  const where = [`d.vault_id = $1`];
+  const args: unknown[] = [vault.id];
+  if (status) where.push(`d.status = $${args.push(status)}`);
+  if (user !== undefined) where.push(`u.external_user_id = $${args.push(user)}`);
+  const filter = where.join(" AND ");
+  const [page, count] = await Promise.all([
+    deps.db.pool.query<DepositRow>(`${DEPOSIT_SELECT} WHERE ${filter} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit}`, args),
+    deps.db.pool.query<{ total: string }>(
+      `SELECT count(*) AS total FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id WHERE ${filter}`,
+      args,
+    ),
+  ]);
+  return { deposits: page.rows.map(depositView), total: Number(count.rows[0]!.total) };
+}
+
+/**
+ * POST /vault/v1/deposits/{depositId}/recover: the business asks for a deposit that is held (a token the vault
+ * does not accept, or at most 0.001 tokens) to be swept to its wallet with no fee. The sweeper moves the address's
+ * whole balance of that token, so every open deposit of it completes with that sweep. Asking twice is harmless.
+ */
+export async function requestDepositRecovery(deps: Pick<AppDeps, "db" | "now">, caller: Caller, depositId: string): Promise<Deposit> {
+  const vault = await vaultOfCaller(deps, caller);
+  if (!isUuid(depositId)) throw new NotFound("Deposit not found");
+  const { rows } = await deps.db.pool.query<DepositRow>(
+    `UPDATE vault_deposits SET recover_requested_at = COALESCE(recover_requested_at, $3), updated_at = $3
+      WHERE id = $1 AND vault_id = $2 AND status = 'detected' AND hold IS NOT NULL RETURNING id`,
+    [depositId, vault.id, new Date(deps.now())],
+  );
+  const row = (await deps.db.pool.query<DepositRow>(`${DEPOSIT_SELECT} WHERE d.id = $1 AND d.vault_id = $2`, [depositId, vault.id]))
+    .rows[0];
+  if (!row) throw new NotFound("Deposit not found");
+  if (rows.length === 0) {
+    if (row.status === "completed") throw new Conflict("Deposit already processed");
+    if (row.status === "processing") throw new Conflict("Deposit is being processed");
+    throw new Conflict("Only a held deposit (below the minimum, or a token the vault does not accept) can be recovered");
+  }
+  return depositView(row);
+}

@@ -1,0 +1,333 @@
+import { and, eq } from "drizzle-orm";
+import type pg from "pg";
+import { encodeFunctionData, getAddress, type Hex } from "viem";
+import { walletFactoryAbi } from "../../abis/WalletFactory.js";
+import type { AppDeps } from "../../core/deps.js";
+import type { ActiveChain } from "../../chains/runtime.js";
+import { GasEstimateError, type BroadcastHooks, type TxSender } from "../../chains/tx-sender.js";
+import { withTransaction } from "../../db/client.js";
+import { readVaultDepositCursor, depositFee } from "./detect-deposits.js";
+import { retryDelayMs, transitionDeposit } from "./deposits.js";
+import type { DepositRow } from "./serialize-deposit.js";
+
+// The Vault sweeper, one pass per chain: reconcile sweep transactions already signed, complete the ones whose Swept
+// events are indexed, then sweep what is waiting. A sweep is the factory's deployAndSweep(salt, payout = the wallet
+// the address commits to, token, fee, feeRecipient): it deploys the address's wallet only if it has no code yet and
+// moves the wallet's WHOLE balance of the token, so one sweep covers every open deposit of that (address, token).
+
+/** (address, token) groups swept per transaction (deployAndSweepBatch); a batch that cannot execute is split. */
+const GROUPS_PER_TX = 20;
+
+type Group = { address: string; token: string };
+type Covered = DepositRow & { salt: string; fee_bps: number; fee_recipient: string | null };
+type Planned = { group: Group; deposits: Covered[]; fees: Map<string, bigint>; request: SweepRequest };
+type SweepRequest = { salt: Hex; payout: Hex; token: Hex; fee: bigint; feeRecipient: Hex };
+
+/** A deposit that asks for a sweep by itself: an enabled token above the minimum, or a held one the business asked to recover. */
+const isTrigger = (d: Pick<DepositRow, "hold" | "recover_requested_at">) => d.hold === null || d.recover_requested_at !== null;
+/** The same in SQL: the predicate of the partial index `vault_deposits_trigger_idx` (db/schema.ts). */
+const TRIGGER = `d.status IN ('detected', 'failed') AND (d.hold IS NULL OR d.recover_requested_at IS NOT NULL)`;
+
+export async function sweepVaultChain(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: BroadcastHooks = {}): Promise<void> {
+  if (!chain.factory) return;
+  const { rows } = await deps.db.pool.query<{ status: string }>(
+    `SELECT DISTINCT status FROM vault_sweeps WHERE chain_id = $1 AND status IN ('signed', 'sent', 'mined')`,
+    [chain.chainId],
+  );
+  const open = new Set(rows.map((r) => r.status));
+  if (open.has("signed") || open.has("sent")) await reconcileSweeps(deps, chain, sender);
+  if (open.size) await completeSweeps(deps, chain);
+  await sendSweeps(deps, chain, sender, hooks);
+}
+
+/**
+ * The deposits of a sweep that did not happen go back: the ones that asked for it fail (retried after a backoff,
+ * one `deposit.failed` webhook per deposit), the held ones it would have carried wait again as `detected`.
+ */
+async function failDeposits(client: pg.PoolClient, deposits: DepositRow[], reason: string, now: number) {
+  for (const d of deposits) {
+    if (isTrigger(d)) {
+      const attempts = d.attempts + 1;
+      await transitionDeposit(client, d.id, {
+        from: ["detected", "processing", "failed"],
+        to: "failed",
+        reason,
+        now,
+        set: { attempts, next_attempt_at: new Date(now + retryDelayMs(attempts)), last_error: reason },
+        event: "deposit.failed",
+      });
+    } else await transitionDeposit(client, d.id, { from: ["processing"], to: "detected", reason, now });
+  }
+}
+
+async function depositsOfSweep(client: pg.PoolClient, sweepId: string): Promise<DepositRow[]> {
+  const { rows } = await client.query<DepositRow>(
+    `SELECT d.*, u.external_user_id FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id
+      WHERE d.sweep_id = $1 AND d.status = 'processing' ORDER BY d.id FOR UPDATE OF d`,
+    [sweepId],
+  );
+  return rows;
+}
+
+/** Signed or sent: mined -> `mined` (completion waits for the index); reverted -> deposits fail; dropped -> swept again. */
+async function reconcileSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
+  const { rows } = await deps.db.pool.query<{ id: string; status: string; tx_hash: Hex; raw_tx: Hex; nonce: number }>(
+    `SELECT id, status, tx_hash, raw_tx, nonce FROM vault_sweeps WHERE chain_id = $1 AND signer = $2 AND status IN ('signed', 'sent') ORDER BY nonce`,
+    [chain.chainId, sender.address.toLowerCase()],
+  );
+  const txs = rows.map((r) => ({ ...r, hash: r.tx_hash, rawTx: r.raw_tx }));
+  await sender.reconcile(txs, async (s, outcome) => {
+    await withTransaction(deps.db, async (client) => {
+      const cur = await client.query(`SELECT 1 FROM vault_sweeps WHERE id = $1 AND status IN ('signed', 'sent') FOR UPDATE`, [s.id]);
+      if (!cur.rowCount) return; // another replica reconciled it
+      const now = deps.now();
+      if (outcome.status === "mined" || outcome.status === "reverted") {
+        const { receipt } = outcome;
+        await client.query(
+          `UPDATE vault_sweeps SET status = $2, gas_used = $3, effective_gas_price = $4, block_number = $5, updated_at = $6,
+                  error = CASE WHEN $2 = 'reverted' THEN 'transaction reverted' ELSE error END WHERE id = $1`,
+          [
+            s.id,
+            outcome.status,
+            receipt.gasUsed.toString(),
+            receipt.effectiveGasPrice.toString(),
+            receipt.blockNumber.toString(),
+            new Date(now),
+          ],
+        );
+        if (outcome.status === "reverted")
+          await failDeposits(client, await depositsOfSweep(client, s.id), `sweep transaction ${s.tx_hash} reverted`, now);
+      } else if (outcome.status === "dropped") {
+        // Its nonce went to another transaction: it can never mine. Its deposits wait for the next sweep, not failed.
+        await client.query(`UPDATE vault_sweeps SET status = 'dropped', updated_at = $2 WHERE id = $1`, [s.id, new Date(now)]);
+        for (const d of await depositsOfSweep(client, s.id))
+          await transitionDeposit(client, d.id, {
+            from: ["processing"],
+            to: d.attempts > 0 ? "failed" : "detected",
+            reason: `sweep transaction ${s.tx_hash} dropped`,
+            now,
+            set: d.attempts > 0 ? { next_attempt_at: new Date(now) } : {},
+          });
+      } else if (s.status === "signed")
+        await client.query(`UPDATE vault_sweeps SET status = 'sent', updated_at = $2 WHERE id = $1`, [s.id, new Date(now)]);
+    });
+  });
+}
+
+/**
+ * Mined -> completed, one (address, token) group at a time, once both its Swept event is indexed and deposit
+ * detection has recorded every transfer up to that block. The deposits completed are every open deposit of the
+ * group that precedes the Swept log: the planned ones (their planned fee) and any that arrived after the sweep
+ * was signed but before it ran (it moved them too, with no fee charged for them). The event must show the planned
+ * fee; a different total (tokens that reached the address before it was watched on that chain) is noted on the
+ * sweep for the operator.
+ */
+async function completeSweeps(deps: AppDeps, chain: ActiveChain) {
+  const { rows: mined } = await deps.db.pool.query<{ id: string; tx_hash: Hex }>(
+    `SELECT id, tx_hash FROM vault_sweeps WHERE chain_id = $1 AND status = 'mined' ORDER BY block_number, id`,
+    [chain.chainId],
+  );
+  if (!mined.length) return;
+  const cursor = await readVaultDepositCursor(deps, chain.chainId);
+  const w = deps.db.views.sweep;
+  for (const s of mined) {
+    const { rows: groups } = await deps.db.pool.query<Group>(
+      `SELECT DISTINCT address, token_address AS token FROM vault_deposits WHERE sweep_id = $1 AND status = 'processing'`,
+      [s.id],
+    );
+    const notes: string[] = [];
+    for (const g of groups) {
+      const [ev] = await deps.db.orm
+        .select()
+        .from(w)
+        .where(
+          and(eq(w.chainId, chain.chainId), eq(w.transactionHash, s.tx_hash), eq(w.wallet, g.address as Hex), eq(w.token, g.token as Hex)),
+        )
+        .limit(1);
+      if (!ev || !cursor || cursor.latest < ev.blockNumber) continue;
+      const note = await withTransaction(deps.db, async (client) => {
+        const { rows: covered } = await client.query<DepositRow>(
+          `SELECT d.*, u.external_user_id FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id
+            WHERE d.chain_id = $1 AND d.address = $2 AND d.token_address = $3 AND d.status <> 'completed'
+              AND (d.block_number < $4 OR (d.block_number = $4 AND d.log_index < $5))
+            ORDER BY d.block_number, d.log_index FOR UPDATE OF d`,
+          [chain.chainId, g.address, g.token, ev.blockNumber.toString(), ev.logIndex],
+        );
+        const planned = (d: DepositRow) => d.sweep_id === s.id && d.status === "processing";
+        const fee = covered.filter(planned).reduce((a, d) => a + BigInt(d.fee), 0n);
+        if (fee !== ev.fee) return `${g.address}/${g.token}: Swept fee ${ev.fee} differs from the planned ${fee}; not completed`;
+        const now = deps.now();
+        for (const d of covered) {
+          const f = planned(d) ? BigInt(d.fee) : 0n;
+          await transitionDeposit(client, d.id, {
+            from: ["processing", "detected", "failed"],
+            to: "completed",
+            reason: planned(d) ? "swept" : "swept with a later deposit's sweep",
+            now,
+            set: {
+              fee: f.toString(),
+              net_amount: (BigInt(d.amount) - f).toString(),
+              sweep_id: s.id,
+              process_tx_hash: s.tx_hash,
+              processed_at: new Date(Number(ev.timestamp) * 1000),
+              next_attempt_at: null,
+              last_error: null,
+            },
+            event: "deposit.completed",
+          });
+        }
+        const total = covered.reduce((a, d) => a + BigInt(d.amount), 0n);
+        return total === ev.amount + ev.fee ? null : `${g.address}/${g.token}: swept ${ev.amount + ev.fee}, deposits recorded ${total}`;
+      });
+      if (note) notes.push(note);
+    }
+    if (notes.length) console.error(`[vault-sweeper] sweep ${s.tx_hash}: ${notes.join("; ")}`);
+    await deps.db.pool.query(
+      `UPDATE vault_sweeps SET status = CASE WHEN NOT EXISTS (SELECT 1 FROM vault_deposits WHERE sweep_id = $1 AND status = 'processing')
+              THEN 'completed' ELSE status END,
+              error = COALESCE($2, error), updated_at = now()
+        WHERE id = $1 AND status = 'mined'`,
+      [s.id, notes.length ? notes.join("; ") : null],
+    );
+  }
+}
+
+/**
+ * Groups ready to sweep: some deposit asks for it (an enabled token above the minimum, detected; a failed one whose
+ * backoff is over; a held one to recover), none of the group is in flight, and none is still backing off. Read from
+ * the deposits that ask (a partial index), so held deposits that never will (dust) cost nothing here.
+ */
+async function readyGroups(deps: AppDeps, chain: ActiveChain): Promise<Group[]> {
+  const { rows } = await deps.db.pool.query<Group>(
+    `SELECT d.address, d.token_address AS token FROM vault_deposits d
+      WHERE d.chain_id = $1 AND ${TRIGGER} AND (d.status = 'detected' OR d.next_attempt_at <= $2)
+        AND NOT EXISTS (SELECT 1 FROM vault_deposits p
+                         WHERE p.chain_id = d.chain_id AND p.address = d.address AND p.token_address = d.token_address
+                           AND (p.status = 'processing' OR (p.status = 'failed' AND p.next_attempt_at > $2)))
+      GROUP BY d.address, d.token_address
+      ORDER BY min(d.created_at) LIMIT $3`,
+    [chain.chainId, new Date(deps.now()), GROUPS_PER_TX],
+  );
+  return rows;
+}
+
+/** The group's open deposits and what the sweep asks of the factory: the fee of each deposit, summed. */
+async function plan(deps: AppDeps, chain: ActiveChain, sender: TxSender, g: Group): Promise<Planned | null> {
+  const { rows } = await deps.db.pool.query<Covered>(
+    `SELECT d.*, u.external_user_id, u.salt, v.fee_bps, v.fee_recipient
+       FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id JOIN vault_configs v ON v.id = d.vault_id
+      WHERE d.chain_id = $1 AND d.address = $2 AND d.token_address = $3 AND d.status IN ('detected', 'failed')
+      ORDER BY d.block_number, d.log_index`,
+    [chain.chainId, g.address, g.token],
+  );
+  const first = rows[0];
+  if (!first) return null;
+  // A fee sweep when an accepted deposit asks for it (held deposits it carries pay the rate too); a recovery of
+  // held deposits alone takes no fee.
+  const charged = rows.some((d) => d.hold === null);
+  const fees = new Map(rows.map((d) => [d.id, charged ? depositFee(BigInt(d.amount), first.fee_bps) : 0n]));
+  const fee = [...fees.values()].reduce((a, b) => a + b, 0n);
+  const feeRecipient = getAddress(first.fee_recipient ?? deps.config.FEE_RECIPIENT ?? sender.address);
+  return {
+    group: g,
+    deposits: rows,
+    fees,
+    request: { salt: first.salt as Hex, payout: getAddress(first.payout), token: getAddress(g.token), fee, feeRecipient },
+  };
+}
+
+async function sendSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: BroadcastHooks) {
+  const groups = await readyGroups(deps, chain);
+  const plans: Planned[] = [];
+  for (const g of groups) {
+    const p = await plan(deps, chain, sender, g);
+    if (p) plans.push(p);
+  }
+  if (plans.length) await sweepOrFail(deps, chain, sender, plans, hooks);
+}
+
+/** A batch that cannot execute is split; a group that cannot execute alone fails (and is retried after a backoff). */
+async function sweepOrFail(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans: Planned[], hooks: BroadcastHooks) {
+  try {
+    await sweep(deps, chain, sender, plans, hooks);
+  } catch (e) {
+    if (!(e instanceof GasEstimateError)) throw e;
+    if (plans.length > 1) {
+      for (const p of plans) await sweepOrFail(deps, chain, sender, [p], hooks);
+      return;
+    }
+    const reason = `sweep cannot execute: ${e.message.split("\n")[0]}`;
+    await withTransaction(deps.db, async (client) => {
+      const ids = plans[0]!.deposits.map((d) => d.id);
+      const { rows } = await client.query<DepositRow>(
+        `SELECT d.*, u.external_user_id FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id
+          WHERE d.id = ANY($1) AND d.status IN ('detected', 'failed') ORDER BY d.id FOR UPDATE OF d`,
+        [ids],
+      );
+      // Held deposits it would have carried were never moved: they simply stay detected.
+      await failDeposits(
+        client,
+        rows.filter((d) => isTrigger(d)),
+        reason,
+        deps.now(),
+      );
+    });
+  }
+}
+
+async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans: Planned[], hooks: BroadcastHooks) {
+  const requests = plans.map((p) => p.request);
+  const [one] = requests;
+  const data =
+    requests.length === 1
+      ? encodeFunctionData({
+          abi: walletFactoryAbi,
+          functionName: "deployAndSweep",
+          args: [one!.salt, one!.payout, one!.token, one!.fee, one!.feeRecipient],
+        })
+      : encodeFunctionData({ abi: walletFactoryAbi, functionName: "deployAndSweepBatch", args: [requests] });
+  const deposits = plans.flatMap((p) => p.deposits.map((d) => ({ d, fee: p.fees.get(d.id)! })));
+  const ids = deposits.map((x) => x.d.id);
+  await sender.sendTransaction({
+    to: chain.factory!,
+    data,
+    hooks,
+    // Under the signer's lock: the deposits must still be waiting and their groups idle (another replica may have
+    // swept them since we read them); the row locks hold until the sweep is recorded.
+    claim: async (client) => {
+      const { rows } = await client.query(
+        `SELECT id FROM vault_deposits WHERE id = ANY($1) AND status IN ('detected', 'failed') FOR UPDATE`,
+        [ids],
+      );
+      if (rows.length !== ids.length) return false;
+      const busy = await client.query(
+        `SELECT 1 FROM vault_deposits WHERE chain_id = $1 AND (address, token_address) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+            AND status = 'processing' LIMIT 1`,
+        [chain.chainId, plans.map((p) => p.group.address), plans.map((p) => p.group.token)],
+      );
+      return !busy.rowCount;
+    },
+    record: async (client, tx) => {
+      const { rows } = await client.query<{ id: string }>(
+        `INSERT INTO vault_sweeps (chain_id, signer, nonce, tx_hash, raw_tx, deposit_ids, status, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'signed', $7, $7) RETURNING id`,
+        [tx.chainId, tx.from, tx.nonce, tx.hash, tx.rawTx, ids, new Date(deps.now())],
+      );
+      const sweepId = rows[0]!.id;
+      for (const { d, fee } of deposits)
+        await transitionDeposit(client, d.id, {
+          from: ["detected", "failed"],
+          to: "processing",
+          reason: `sweep ${tx.hash} signed`,
+          now: deps.now(),
+          set: { sweep_id: sweepId, fee: fee.toString(), net_amount: (BigInt(d.amount) - fee).toString() },
+          data: { txHash: tx.hash },
+        });
+    },
+    sent: async (tx) => {
+      await deps.db.pool.query(`UPDATE vault_sweeps SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`, [
+        tx.hash,
+      ]);
+    },
+  });
+}

@@ -1,0 +1,37 @@
+import { indexerProgress, watchIndexerProgress } from "../db/indexer-status.js";
+import { recordVaultDeposits } from "../modules/vault/detect-deposits.js";
+import { defineProcessor } from "./runner.js";
+
+/**
+ * Records transfers to vault user addresses as deposits (modules/vault/detect-deposits.ts). Woken when Ponder
+ * commits a block, like the payment detector; DETECTOR_INTERVAL_MS is the fallback poll.
+ */
+export function vaultDeposits() {
+  const handled = new Map<number, bigint>();
+  return defineProcessor({
+    name: "vault-deposits",
+    needsIndexer: true,
+    intervalMs: (deps) => deps.config.DETECTOR_INTERVAL_MS,
+    wake(deps, wakeUp, log) {
+      if (!deps.config.DATABASE_URL) return () => {};
+      const listener = watchIndexerProgress({
+        url: deps.config.DATABASE_URL,
+        viewsSchema: deps.db.viewsSchema,
+        onProgress: wakeUp,
+        log: (msg) => log(`[vault-deposits] ${msg}`),
+      });
+      return () => listener.close();
+    },
+    async run(deps) {
+      const progress = await indexerProgress(deps.db);
+      for (const chain of deps.chains) {
+        const p = progress?.find((x) => x.chainId === chain.chainId);
+        if (!p) continue; // deposits come from indexed transfers only
+        const latest = BigInt(p.indexedBlock);
+        if (handled.get(chain.chainId) === latest) continue;
+        await recordVaultDeposits(deps, chain, { latest, finalized: BigInt(p.finalizedBlock) });
+        handled.set(chain.chainId, latest);
+      }
+    },
+  });
+}

@@ -1,0 +1,20 @@
+import { txSender, type BroadcastHooks } from "../chains/tx-sender.js";
+import { settlerAccount } from "../modules/settlement/shared.js";
+import { sweepVaultChain } from "../modules/vault/sweep.js";
+import { defineProcessor } from "./runner.js";
+
+/** Sweeps vault deposits to the businesses' wallets through the settler key (modules/vault/sweep.ts). */
+export function vaultSweeper(hooks: BroadcastHooks = {}) {
+  return defineProcessor({
+    name: "vault-sweeper",
+    needsIndexer: true,
+    intervalMs: (deps) => deps.config.SETTLER_INTERVAL_MS,
+    async run(deps) {
+      for (const chain of deps.chains) {
+        if (!chain.factory) continue;
+        const sender = txSender({ db: deps.db, chain, client: deps.clients.get(chain.chainId)!, account: settlerAccount(deps) });
+        await sweepVaultChain(deps, chain, sender, hooks);
+      }
+    },
+  });
+}
