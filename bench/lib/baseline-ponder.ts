@@ -1,0 +1,133 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { guardChild, stopChild } from "../../local/child.js";
+import { freePort } from "../../local/ports.js";
+import type { PonderProcess } from "../../local/ponder.js";
+
+// "Ponder alone": what an indexer without our address filter does. The same wildcard ERC-20 Transfer filter
+// as ponder.config.ts, every decoded Transfer stored in the same `transfer` table (the root schema's table,
+// imported, so columns and indexes are identical), nothing else. The project is written at run time into the
+// benchmark's data dir (outside the type-checked tree: Ponder writes a ponder-env.d.ts of its own there), with
+// the checkout's node_modules linked in.
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
+
+const files = (rootSchema: string): Record<string, string> => ({
+  "ponder.config.ts": `import { createConfig } from "ponder";
+import { erc20Abi } from "viem";
+export default createConfig({
+  ordering: "multichain",
+  database: { kind: "postgres", connectionString: process.env.DATABASE_URL! },
+  chains: {
+    bench: {
+      id: Number(process.env.BENCH_CHAIN_ID),
+      rpc: process.env.BENCH_RPC_URL!,
+      pollingInterval: Number(process.env.BENCH_POLLING_INTERVAL),
+      disableCache: process.env.BENCH_DISABLE_CACHE === "true",
+    },
+  },
+  contracts: { Token: { abi: erc20Abi, chain: { bench: { startBlock: Number(process.env.BENCH_START_BLOCK) } } } },
+});
+`,
+  "ponder.schema.ts": `export { transfer } from ${JSON.stringify(rootSchema)};\n`,
+  "src/index.ts": `import { ponder } from "ponder:registry";
+import { transfer } from "ponder:schema";
+ponder.on("Token:Transfer", async ({ event, context }) => {
+  await context.db
+    .insert(transfer)
+    .values({
+      id: \`\${context.chain.id}:\${event.transaction.hash}:\${event.log.logIndex}\`,
+      chainId: context.chain.id,
+      token: event.log.address.toLowerCase() as \`0x\${string}\`,
+      from: event.args.from.toLowerCase() as \`0x\${string}\`,
+      to: event.args.to.toLowerCase() as \`0x\${string}\`,
+      amount: event.args.value,
+      blockNumber: event.block.number,
+      blockHash: event.block.hash,
+      transactionHash: event.transaction.hash,
+      logIndex: event.log.logIndex,
+      timestamp: event.block.timestamp,
+    })
+    .onConflictDoNothing();
+});
+`,
+  "src/api/index.ts": `import { Hono } from "hono";\nexport default new Hono();\n`,
+});
+
+export async function startBaselinePonder(opts: {
+  dir: string;
+  databaseUrl: string;
+  chainId: number;
+  rpcUrl: string;
+  startBlock: number;
+  pollingMs: number;
+  cache: boolean;
+  schema: string;
+  viewsSchema: string;
+  logFile: string;
+}): Promise<PonderProcess> {
+  fs.rmSync(opts.dir, { recursive: true, force: true });
+  for (const [name, text] of Object.entries(files(path.join(ROOT, "ponder.schema.ts")))) {
+    fs.mkdirSync(path.dirname(path.join(opts.dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(opts.dir, name), text);
+  }
+  fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(opts.dir, "node_modules"), "dir");
+  const port = await freePort();
+  const bin = path.join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
+  const out = fs.openSync(opts.logFile, "a");
+  const child = spawn(
+    process.execPath,
+    [
+      bin,
+      "--root",
+      opts.dir,
+      "start",
+      "--schema",
+      opts.schema,
+      "--views-schema",
+      opts.viewsSchema,
+      "--port",
+      String(port),
+      "--hostname",
+      "127.0.0.1",
+    ],
+    {
+      cwd: opts.dir,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: opts.databaseUrl,
+        BENCH_CHAIN_ID: String(opts.chainId),
+        BENCH_RPC_URL: opts.rpcUrl,
+        BENCH_START_BLOCK: String(opts.startBlock),
+        BENCH_POLLING_INTERVAL: String(opts.pollingMs),
+        BENCH_DISABLE_CACHE: String(!opts.cache),
+        PORT: String(port),
+        PONDER_TELEMETRY_DISABLED: "true",
+        PONDER_LOG_LEVEL: process.env.PONDER_LOG_LEVEL ?? "warn",
+        NODE_ENV: "production",
+        ...(process.env.BENCH_PONDER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PONDER_NODE_OPTIONS } : {}),
+      },
+      stdio: ["ignore", out, out],
+    },
+  );
+  guardChild(child);
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    port,
+    schema: opts.schema,
+    process: child,
+    async waitReady(timeoutMs = 120_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (child.exitCode !== null) throw new Error(`baseline ponder exited with code ${child.exitCode} (see ${opts.logFile})`);
+        if ((await fetch(`${url}/ready`).catch(() => null))?.status === 200) return;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error(`baseline ponder not ready after ${timeoutMs} ms`);
+    },
+    stop: () => stopChild(child, 10_000),
+  };
+}
