@@ -6,7 +6,7 @@
 //   npx tsx bench/mainnet-volume.ts [--minutes 10] [--open 100000] [--per-block 500] [--contracts 20]
 //     [--pay-every 5] [--chain 777177] [--cache on|off] [--polling 200]
 // --cache on (default) runs both Ponders with their RPC cache as on a public chain (ponder.config.ts
-// disables it only on LOCAL_CHAINS); off as the local stack runs.
+// keeps it only for PONDER_CACHE_CHAINS); off by default.
 import os from "node:os";
 import pg from "pg";
 import { createWalletClient, http, type Hex } from "viem";

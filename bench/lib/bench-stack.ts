@@ -90,11 +90,11 @@ export async function startBenchChain(opts: { name: string; chainId: number; blo
 
 /**
  * Our indexer (ponder.config.ts, src/) on the bench chain. `cache`: Ponder's RPC cache as on a public chain
- * (ponder.config.ts disables it only for LOCAL_CHAINS, so those are not passed); polling as given for both.
+ * (ponder.config.ts keeps it only for PONDER_CACHE_CHAINS); polling as given for both.
  */
 export async function startOurPonder(chain: BenchChain, opts: { cache: boolean; pollingMs: number }): Promise<PonderProcess> {
   const env: Record<string, string> = { ...chain.env, PONDER_POLLING_INTERVAL: String(opts.pollingMs) };
-  if (opts.cache) delete env.LOCAL_CHAINS;
+  if (opts.cache) env.PONDER_CACHE_CHAINS = String(chain.chainId);
   // Node options for both Ponders, e.g. "--require ./profile-hook.cjs" to profile them (--cpu-prof is refused in NODE_OPTIONS).
   if (process.env.BENCH_PONDER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_PONDER_NODE_OPTIONS;
   const ponder = await startPonder({
