@@ -1,8 +1,12 @@
 import type { PoolClient } from "pg";
 import {
+  BaseError,
+  ContractFunctionRevertedError,
   createWalletClient,
+  ExecutionRevertedError,
   http,
   keccak256,
+  TransactionReceiptNotFoundError,
   type Address,
   type Hex,
   type LocalAccount,
@@ -20,8 +24,9 @@ export type SignedTx = { chainId: number; from: string; nonce: number; hash: Hex
 export type StoredTx = { hash: Hex; rawTx: Hex; nonce: number };
 
 /**
- * What became of a stored transaction: mined (or reverted) with its receipt; dropped when its nonce
- * was used by another transaction (it can never mine); sent when the node has it (again) and it waits.
+ * What became of a stored transaction: mined (or reverted) with its receipt; dropped when the node has no
+ * receipt and its nonce was used at a final depth (another transaction took it: it can never mine); sent
+ * when it still waits (the node has it again, or its nonce was used too recently to tell).
  */
 export type TxOutcome = { status: "mined" | "reverted"; receipt: TransactionReceipt } | { status: "dropped" } | { status: "sent" };
 
@@ -43,7 +48,7 @@ export type SendTransactionParameters = {
   hooks?: BroadcastHooks;
 };
 
-/** Gas estimation failed: the call would revert as it stands (or the node could not tell). Nothing was signed. */
+/** Gas estimation failed because the call reverts as it stands. Nothing was signed. RPC failures are not this. */
 export class GasEstimateError extends Error {
   constructor(cause: unknown) {
     super((cause as Error).message, { cause });
@@ -64,8 +69,9 @@ export type TxSender = {
  * (chain, signer), so several replicas never reuse one; signs; lets the caller store the signed bytes
  * and hash in that same database transaction; and broadcasts only after it commits. After a crash at
  * any point, `reconcile` finds each stored transaction by its hash: a receipt means mined or reverted;
- * none, with its nonce already used, means dropped; otherwise the same bytes (same nonce, same hash) are
- * sent again. So a sent transaction is never forgotten and never signed twice.
+ * the node saying it has none, with the nonce used at a final depth (`safeNonce`), means dropped; an RPC
+ * error decides nothing (next pass); otherwise the same bytes (same nonce, same hash) are sent again. So a
+ * sent transaction is never forgotten, never signed twice, and never taken for dropped while it may mine.
  *
  * @example
  * const sender = txSender({ db, chain, client, account });
@@ -107,7 +113,30 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
     try {
       return ((await client.estimateGas({ account, to, data, value })) * 12n) / 10n;
     } catch (e) {
-      throw new GasEstimateError(e);
+      // Only a revert is the call's fault; a timeout, refused connection or 5xx propagates and the pass retries.
+      throw isRevert(e) ? new GasEstimateError(e) : e;
+    }
+  }
+
+  /**
+   * The signer's nonce at a depth the chain will not reorganise: the shallower of the node's `finalized`
+   * block and head − the registry's finality blocks (what the indexer treats as final). On Anvil
+   * `finalized` is head − 64. 0 (nothing is final) when the node cannot answer.
+   */
+  async function safeNonce(): Promise<number> {
+    try {
+      const head = await client.getBlockNumber({ cacheTime: 0 });
+      const byDepth = head - BigInt(chain.finalityBlocks);
+      const finalized = await client
+        .getBlock({ blockTag: "finalized" })
+        .then((b) => b.number)
+        .catch(() => null); // a node without the tag: depth alone
+      const block = finalized !== null && finalized > byDepth ? finalized : byDepth;
+      if (block < 0n) return 0;
+      return await client.getTransactionCount({ address: account.address, blockNumber: block });
+    } catch (e) {
+      console.warn(`[tx-sender] chain ${chain.chainId}: final nonce unknown, nothing taken for dropped: ${firstLine(e)}`);
+      return 0;
     }
   }
 
@@ -147,14 +176,30 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
     async reconcile(txs, apply) {
       if (txs.length === 0) return;
       const confirmedNonce = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
+      let finalNonce: Promise<number> | undefined; // read once, only if some nonce is used without our receipt
       for (const tx of [...txs].sort((a, b) => a.nonce - b.nonce)) {
-        const receipt = await client.getTransactionReceipt({ hash: tx.hash }).catch(() => null);
-        if (receipt) await apply(tx, { status: receipt.status === "success" ? "mined" : "reverted", receipt });
-        else if (tx.nonce < confirmedNonce) await apply(tx, { status: "dropped" });
-        else {
-          await broadcast(client, tx.rawTx);
-          await apply(tx, { status: "sent" });
+        let receipt: TransactionReceipt | null = null;
+        try {
+          receipt = await client.getTransactionReceipt({ hash: tx.hash });
+        } catch (e) {
+          // Only the node's "no such receipt" is an answer; any other error says nothing about the transaction.
+          if (!isReceiptNotFound(e)) {
+            console.warn(`[tx-sender] chain ${chain.chainId}: receipt of ${tx.hash} unknown, next pass: ${firstLine(e)}`);
+            continue;
+          }
         }
+        if (receipt) {
+          await apply(tx, { status: receipt.status === "success" ? "mined" : "reverted", receipt });
+          continue;
+        }
+        // Used at a final depth by a transaction that is not this one: this one can never mine.
+        if (tx.nonce < confirmedNonce && tx.nonce < (await (finalNonce ??= safeNonce()))) {
+          await apply(tx, { status: "dropped" });
+          continue;
+        }
+        // Not mined, or its nonce taken too recently to tell (a reorg may bring it back): the same bytes again.
+        await broadcast(client, tx.rawTx);
+        await apply(tx, { status: "sent" });
       }
     },
   };
@@ -170,3 +215,16 @@ export async function broadcast(client: PublicClient, rawTx: Hex): Promise<void>
     throw e;
   }
 }
+
+/** The node answered that it has no receipt for the hash (as opposed to not answering). */
+export function isReceiptNotFound(e: unknown): boolean {
+  return e instanceof TransactionReceiptNotFoundError || (e as Error | null)?.name === "TransactionReceiptNotFoundError";
+}
+
+/** The call reverted (viem's estimate/call errors wrap ExecutionRevertedError or ContractFunctionRevertedError). */
+export function isRevert(e: unknown): boolean {
+  if (!(e instanceof BaseError)) return false;
+  return Boolean(e.walk((x) => x instanceof ExecutionRevertedError || x instanceof ContractFunctionRevertedError));
+}
+
+const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0];

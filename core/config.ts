@@ -25,6 +25,8 @@ const schema = z.object({
   TREASURY_ADDRESS: z.string().optional(),
   /** Blocks deep a Gas Tank deposit must be before it is credited. */
   GAS_TANK_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(3),
+  /** Blocks deep a vault deposit (and its sweep) must be before it is recorded (completed); default: the chain's finalityBlocks. */
+  VAULT_CONFIRMATIONS: z.coerce.number().int().positive().optional(),
   /** The detector is woken when a block is indexed; this is its fallback poll (ms), for a lost notification. */
   DETECTOR_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
   /** Pause between settler passes (ms). */

@@ -476,6 +476,23 @@ export const vaultConfigs = pgTable(
   (t) => [index("vault_configs_merchant_idx").on(t.merchantId), check("vault_configs_fee_bps_range", sql`fee_bps BETWEEN 0 AND 100`)],
 );
 
+/**
+ * Which merchant a business wallet belongs to in the Vault: a wallet is used by the vaults of one merchant only
+ * (the first to configure it), so no other merchant can squat its users' deposit addresses (they derive from the
+ * user id and the wallet). Lowercase; kept after a wallet change (old addresses still pay that wallet).
+ */
+export const vaultWallets = pgTable(
+  "vault_wallets",
+  {
+    walletAddress: text("wallet_address").primaryKey(),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  () => [check("vault_wallets_address_lowercase", sql`wallet_address = lower(wallet_address)`)],
+);
+
 /** Tokens a vault accepts (`enabledTokens`): per chain, lowercase address, with its decimals read from the contract. */
 export const vaultTokens = pgTable(
   "vault_tokens",
@@ -574,7 +591,7 @@ export const vaultSweeps = pgTable(
  * backoff at `next_attempt_at`). `hold`: why a detected deposit is not swept on its own (`below_minimum`: at most
  * 0.001 tokens; `token_not_enabled`: a token the vault does not accept). A sweep moves the address's whole balance
  * of the token, so it also carries (completes) held deposits of that token; `recover_requested_at` asks for a
- * fee-free sweep of held ones. Amounts in smallest units.
+ * sweep of held ones (charged the vault's fee like any sweep). Amounts in smallest units.
  */
 export const vaultDeposits = pgTable(
   "vault_deposits",
@@ -605,7 +622,8 @@ export const vaultDeposits = pgTable(
     hold: text("hold"),
     recoverRequestedAt: ts("recover_requested_at"),
     transferId: text("transfer_id").notNull().unique(),
-    depositTxHash: text("deposit_tx_hash").notNull(),
+    /** Null for a deposit recorded from the address's balance (no transfer indexed: modules/vault/sweep.ts recordExcess). */
+    depositTxHash: text("deposit_tx_hash"),
     blockNumber: numeric("block_number", { precision: 78, scale: 0 }).notNull(),
     logIndex: integer("log_index").notNull(),
     sweepId: uuid("sweep_id").references(() => vaultSweeps.id),

@@ -136,13 +136,14 @@ export function depthLimitRule(context: ValidationContext): ASTVisitor {
 
 const WINDOW_MS = 60_000;
 
-export type RateLimitedField = "createPayment" | "balance" | "vaultConfig" | "vaultUser" | "vaultDeposits";
+export type RateLimitedField = "createPayment" | "balance" | "vaultConfig" | "vaultUser" | "vaultDeposits" | "recoverFunds";
 export const FIELD_LIMITS: Record<RateLimitedField, number> = {
   createPayment: 100,
   balance: 60,
   vaultConfig: 100,
   vaultUser: 1000,
   vaultDeposits: 100,
+  recoverFunds: 10,
 };
 
 /** Counts one call of `field`; throws RateLimited (`Too many requests`, RATE_LIMITED, http 429, retryAfter) beyond its limit. */

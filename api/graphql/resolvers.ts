@@ -105,7 +105,8 @@ export const rootValue = {
   withdrawPayment: field(async (args: { paymentId: string }, ctx) => withdrawPayment(ctx.deps, ctx.caller, args.paymentId)),
 
   /** POST /v1/payments/{paymentId}/recover (body `{token}`). */
-  recoverFunds: field(async (args: { paymentId: string; token: string }, ctx) =>
-    recoverFunds(ctx.deps, ctx.caller, args.paymentId, { token: args.token }),
-  ),
+  recoverFunds: field(async (args: { paymentId: string; token: string }, ctx) => {
+    await countCall(ctx.deps, "recoverFunds", ctx);
+    return recoverFunds(ctx.deps, ctx.caller, args.paymentId, { token: args.token });
+  }),
 };

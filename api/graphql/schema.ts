@@ -298,7 +298,8 @@ export const SDL = /* GraphQL */ `
     tokenSymbol: String!
     "detected, processing, completed or failed."
     status: String!
-    depositTxHash: String!
+    "Null for a deposit recorded from the address's balance (no transfer indexed)."
+    depositTxHash: String
     processTxHash: String
     createdAt: Float!
     processedAt: Float

@@ -35,7 +35,8 @@ export const paymentsV1 = new Hono<AppEnv>()
   .post("/:id/withdraw", requireApiKey(), errorsAs("result"), async (c) =>
     c.json({ success: true, error: null, data: await withdrawPayment(c.var.deps, keyCaller(c), c.req.param("id")) }),
   )
-  .post("/:id/recover", requireApiKey(), errorsAs("result"), async (c) => {
+  // The operator pays each recovery's gas: 10 requests a minute per key (docs/unexpected-funds.md).
+  .post("/:id/recover", requireApiKey(), errorsAs("result"), perMinute(10), async (c) => {
     const body = await c.req.json().catch(() => undefined);
     return c.json({ success: true, error: null, data: await recoverFunds(c.var.deps, keyCaller(c), c.req.param("id"), body) });
   });

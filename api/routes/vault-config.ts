@@ -1,9 +1,11 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
+import { createMiddleware } from "hono/factory";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { Invalid, UnsupportedMedia } from "../../core/errors.js";
 import { createVault, getVault, updateVault } from "../../modules/vault/config.js";
+import { keyOwner } from "../../modules/vault/config-access.js";
 import { addVaultToken, publicVaultTokens, removeVaultToken } from "../../modules/vault/tokens.js";
 import { deleteVaultWebhook, getVaultWebhook, putVaultWebhook, regenerateVaultWebhook } from "../../modules/vault/webhooks.js";
 import { errorsAs } from "../errors.js";
@@ -37,10 +39,17 @@ async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
   }
 }
 
+/** 401 `Unauthorized` before anything of the request is read (its size, type and body): the key comes first. */
+export const requireVaultKey = createMiddleware<AppEnv>(async (c, next) => {
+  await keyOwner(c.var.deps, keyCaller(c));
+  await next();
+});
+
 // "/config/*" also matches "/config": one rate-limit bucket per key for every config endpoint.
 vaultConfig.use(
   "/config/*",
   errorsAs("vault"),
+  requireVaultKey,
   perMinute(100, "key"),
   bodyLimit({
     maxSize: VAULT_BODY_LIMIT,

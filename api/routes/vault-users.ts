@@ -4,6 +4,7 @@ import { Invalid, UnsupportedMedia } from "../../core/errors.js";
 import { listVaultDeposits, requestDepositRecovery } from "../../modules/vault/deposits.js";
 import { createVaultUser, getVaultUser } from "../../modules/vault/users.js";
 import { errorsAs } from "../errors.js";
+import { requireVaultKey } from "./vault-config.js";
 import { keyCaller } from "../middleware/api-key.js";
 import { perMinute } from "../middleware/rate-limit.js";
 import type { AppEnv } from "../context.js";
@@ -18,7 +19,8 @@ export const vaultUsers = new Hono<AppEnv>();
 /** Largest request body, as on the config routes. */
 const BODY_LIMIT = 16 * 1024;
 
-for (const path of ["/users", "/deposits", "/deposits/*"]) vaultUsers.use(path, errorsAs("vault"));
+// The key first (401), then the rate limit, the body's size and the body.
+for (const path of ["/users", "/deposits", "/deposits/*"]) vaultUsers.use(path, errorsAs("vault"), requireVaultKey);
 
 /** The JSON body: none is `undefined` (the operation names the first missing field); a body must be JSON. */
 async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
@@ -54,7 +56,7 @@ vaultUsers.get("/deposits", perMinute(100), async (c) =>
   c.json({ success: true, data: await listVaultDeposits(c.var.deps, keyCaller(c), c.req.query()) }),
 );
 
-/** POST /deposits/{depositId}/recover: a held deposit queued for a fee-free sweep to the wallet (202). */
+/** POST /deposits/{depositId}/recover: a held deposit queued for a sweep to the wallet at the vault's fee (202). */
 vaultUsers.post("/deposits/:depositId/recover", perMinute(100), async (c) =>
   c.json({ success: true, data: await requestDepositRecovery(c.var.deps, keyCaller(c), c.req.param("depositId")) }, 202),
 );

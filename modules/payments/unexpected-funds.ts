@@ -12,7 +12,8 @@ import type { PaymentRow } from "./types.js";
  * Unexpected funds: what sits on a payment's address that no step of the payment will move.
  * - ERC-20 balances from the indexer (transfers in minus transfers out of the address, any token): every
  *   token other than the payment's, in any state; the payment's own token once the payment is final.
- * - The native coin of a final payment's address (RPC balance: the native coin emits no log).
+ * - The native coin (RPC balance: it emits no log) by the same rule: in any state on an ERC-20 payment's
+ *   address (an `expired` payment that received nothing never becomes final), once final on a native one.
  * The merchant recovers them to the committed payout (modules/payments/recover.ts, settled by
  * modules/settlement/recover.ts); an entry stays listed, with units "0", once its recovery is done.
  */
@@ -162,12 +163,15 @@ export async function nativeBalances(
   return Promise.all(addresses.map((address) => client.getBalance({ address })));
 }
 
-/** Native balances of the final payments of a page, keyed by `chainId:address`; a chain whose RPC fails is left out. */
-async function finalNativeBalances(deps: Deps, refs: PaymentRef[]): Promise<Map<string, bigint>> {
+/**
+ * Native balances of the page's addresses where the native coin counts as unexpected (ERC-20 payments, final
+ * native ones), keyed by `chainId:address`; a chain whose RPC fails is left out.
+ */
+async function unexpectedNativeBalances(deps: Deps, refs: PaymentRef[]): Promise<Map<string, bigint>> {
   const out = new Map<string, bigint>();
   const byChain = new Map<number, Address[]>();
   for (const p of refs)
-    if (FINAL_STATUSES.includes(p.status) && isAddress(p.recipient_address))
+    if (countsAsUnexpected(p, zeroAddress) && isAddress(p.recipient_address))
       byChain.set(p.chain_id, [...(byChain.get(p.chain_id) ?? []), p.recipient_address as Address]);
   await Promise.all(
     [...byChain].map(async ([chainId, addresses]) => {
@@ -270,7 +274,7 @@ async function metadataOf(deps: Deps, wanted: { chainId: number; token: Hex }[],
 
 /**
  * The unexpected funds of each payment of a page (REST list, GraphQL): one grouped query over the indexed
- * transfers, one over the recoveries, one Multicall3 batch per chain for the native coin of final payments,
+ * transfers, one over the recoveries, one Multicall3 batch per chain for the native coin,
  * and metadata reads only for tokens never seen before. Every payment gets an entry (an empty array when none).
  */
 export async function unexpectedFundsOf(deps: Deps, refs: PaymentRef[]): Promise<Map<string, UnexpectedFunds[]>> {
@@ -278,7 +282,7 @@ export async function unexpectedFundsOf(deps: Deps, refs: PaymentRef[]): Promise
   if (refs.length === 0) return out;
   const [tokens, native, recoveries] = await Promise.all([
     indexedBalances(deps, refs),
-    finalNativeBalances(deps, refs),
+    unexpectedNativeBalances(deps, refs),
     latestRecoveries(
       deps,
       refs.map((p) => p.id),
@@ -336,7 +340,6 @@ export async function tokenMetadataFor(deps: Deps, p: PaymentRef, token: Hex): P
 export async function recoverableUnits(deps: Deps, p: PaymentRef, token: Hex): Promise<bigint> {
   if (!countsAsUnexpected(p, token)) return 0n;
   if (token === zeroAddress) {
-    if (!FINAL_STATUSES.includes(p.status)) return 0n;
     const client = deps.clients.get(p.chain_id);
     if (!client) return 0n;
     const [balance] = await nativeBalances(deps, client, p.chain_id, [p.recipient_address as Address]);

@@ -7,8 +7,8 @@ import { failPayments, LIVE } from "./shared.js";
 /**
  * Step 0: reconcile transactions already signed (chains/tx-sender.ts). Mined -> record the receipt;
  * reverted -> the payments fail (Gas Tank fee refunded); not known to the node -> re-broadcast the same
- * bytes, unless the nonce was used by another transaction (then it can never mine: dropped, and its
- * payments are swept again).
+ * bytes, unless the nonce was used by another transaction at a final depth (then it can never mine: dropped,
+ * and its payments are swept again). An RPC error leaves the row for the next pass.
  */
 export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
   const { rows } = await deps.db.pool.query(

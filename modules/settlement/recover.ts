@@ -46,7 +46,7 @@ async function reconcileRecoveries(deps: AppDeps, chain: ActiveChain, sender: Tx
         outcome.receipt.blockNumber.toString(),
         `sweep transaction ${r.hash} reverted`,
       ]);
-    // Its nonce went to another transaction: it can never mine, so the recovery is sent again.
+    // Its nonce went to another transaction, at a final depth: it can never mine, so the recovery is sent again.
     else if (outcome.status === "dropped")
       await set(`status = 'requested', signer = NULL, nonce = NULL, tx_hash = NULL, raw_tx = NULL, error = $2`, [
         `sweep transaction ${r.hash} dropped; sent again`,
@@ -121,6 +121,7 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
       });
     } catch (e) {
       // The sweep would revert (nothing left on the address, a token that refuses the transfer): nothing was signed.
+      // An RPC failure is not a GasEstimateError: it propagates and the next pass tries again.
       if (!(e instanceof GasEstimateError)) throw e;
       await deps.db.orm
         .update(r)

@@ -60,10 +60,14 @@ export function parseIsActive(v: unknown): boolean {
   return v;
 }
 
-/** `chainId`: a JSON number (an integer). */
+/** Largest chain id stored (integer columns); larger ones are refused as malformed. */
+export const MAX_CHAIN_ID = 2_147_483_647;
+
+/** `chainId`: a JSON number (a positive integer up to MAX_CHAIN_ID). */
 export function parseChainId(v: unknown, at = ""): number {
   if (v === undefined || v === null) throw new Invalid(`${at}chainId is required`);
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v <= 0) throw new Invalid(`${at}chainId must be a positive integer number`);
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v <= 0 || v > MAX_CHAIN_ID)
+    throw new Invalid(`${at}chainId must be a positive integer number`);
   return v;
 }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type pg from "pg";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { withTransaction } from "../../db/client.js";
@@ -31,6 +32,25 @@ import { MAX_VAULT_TOKENS, type VaultConfiguration, type VaultToken } from "./ty
 type ConfigDeps = Pick<AppDeps, "db" | "chains" | "clients" | "now">;
 
 export const VAULT_ALREADY_CONFIGURED = "Vault already configured";
+export const WALLET_OF_ANOTHER_BUSINESS = "walletAddress is used by another business";
+
+/**
+ * A wallet is used by the vaults of one merchant only (`vault_wallets`, the first merchant to configure it): else
+ * another merchant could configure a vault with a business's public wallet, hand out its users' addresses first
+ * (they derive from the user id and the wallet) and learn its user ids. 409 for everyone else. In the caller's
+ * transaction; the primary key settles two merchants racing for one wallet.
+ */
+async function claimWallet(client: pg.PoolClient, wallet: string, merchantId: string, now: Date): Promise<void> {
+  await client.query(`INSERT INTO vault_wallets (wallet_address, merchant_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+    wallet.toLowerCase(),
+    merchantId,
+    now,
+  ]);
+  const { rows } = await client.query<{ merchant_id: string }>(`SELECT merchant_id FROM vault_wallets WHERE wallet_address = $1`, [
+    wallet.toLowerCase(),
+  ]);
+  if (rows[0]?.merchant_id !== merchantId) throw new Conflict(WALLET_OF_ANOTHER_BUSINESS);
+}
 const OPERATOR_FIELDS = ["feeBps", "feeRecipient"];
 
 /** `vlt_` + 128 random bits, base64url: URL-safe, not guessable, unrelated to the row id. */
@@ -75,6 +95,7 @@ export async function createVault(deps: ConfigDeps, caller: Caller, raw: unknown
       [newPublicId(), owner.merchantId, owner.apiKeyId, businessName, walletAddress, at],
     );
     if (!rows[0]) throw new Conflict(VAULT_ALREADY_CONFIGURED); // a concurrent POST with the same key won
+    await claimWallet(client, walletAddress, owner.merchantId, at);
     const vault = toVault(rows[0]);
     await upsertVaultTokens(client, vault.id, tokens, deps.now());
     return viewVault(vault, await listVaultTokens(client, vault.id));
@@ -100,12 +121,16 @@ export async function updateVault(deps: Pick<AppDeps, "db" | "now">, caller: Cal
   const businessName = body.businessName === undefined ? null : parseBusinessName(body.businessName);
   const walletAddress = body.walletAddress === undefined ? null : parseWalletAddress(body.walletAddress);
   const isActive = body.isActive === undefined ? null : parseIsActive(body.isActive);
-  const { rows } = await deps.db.pool.query<VaultRow>(
-    `UPDATE vault_configs SET business_name = COALESCE($2, business_name), wallet_address = COALESCE($3, wallet_address),
-            is_active = COALESCE($4, is_active), updated_at = $5
-      WHERE api_key_id = $1 RETURNING *`,
-    [owner.apiKeyId, businessName, walletAddress, isActive, new Date(deps.now())],
-  );
-  if (!rows[0]) throw new NotFound(VAULT_NOT_CONFIGURED);
-  return vaultConfiguration(deps.db.pool, toVault(rows[0]));
+  const at = new Date(deps.now());
+  return withTransaction(deps.db, async (client) => {
+    const { rows } = await client.query<VaultRow>(
+      `UPDATE vault_configs SET business_name = COALESCE($2, business_name), wallet_address = COALESCE($3, wallet_address),
+              is_active = COALESCE($4, is_active), updated_at = $5
+        WHERE api_key_id = $1 RETURNING *`,
+      [owner.apiKeyId, businessName, walletAddress, isActive, at],
+    );
+    if (!rows[0]) throw new NotFound(VAULT_NOT_CONFIGURED);
+    if (walletAddress) await claimWallet(client, walletAddress, owner.merchantId, at);
+    return vaultConfiguration(client, toVault(rows[0]));
+  });
 }

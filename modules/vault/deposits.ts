@@ -101,7 +101,7 @@ export async function listVaultDeposits(
   if (status !== undefined && !(DEPOSIT_STATUSES as readonly string[]).includes(status))
     throw new Invalid(`status must be one of: ${DEPOSIT_STATUSES.join(", ")}`);
   const user = query.externalUserId === undefined ? undefined : parseExternalUserId(query.externalUserId);
-  const where = [`d.vault_id = $1`];
+  const where = [`d.vault_id = $1`, `d.status <> 'dropped'`];
   const args: unknown[] = [vault.id];
   if (status) where.push(`d.status = $${args.push(status)}`);
   if (user !== undefined) where.push(`u.external_user_id = $${args.push(user)}`);
@@ -118,7 +118,7 @@ export async function listVaultDeposits(
 
 /**
  * POST /vault/v1/deposits/{depositId}/recover: the business asks for a deposit that is held (a token the vault
- * does not accept, or at most 0.001 tokens) to be swept to its wallet with no fee. The sweeper moves the address's
+ * does not accept, or at most 0.001 tokens) to be swept to its wallet (at the vault's fee, like any sweep). The sweeper moves the address's
  * whole balance of that token, so every open deposit of it completes with that sweep. Asking twice is harmless.
  */
 export async function requestDepositRecovery(deps: Pick<AppDeps, "db" | "now">, caller: Caller, depositId: string): Promise<Deposit> {

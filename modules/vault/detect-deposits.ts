@@ -1,11 +1,13 @@
-import { and, asc, eq, gt, lte, notExists, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lte, notExists, sql } from "drizzle-orm";
 import type { Address, Hex } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
-import { tokenMetadata, vaultConfigs, vaultDeposits, vaultTokens, vaultUsers } from "../../db/schema.js";
+import { tokenMetadata, vaultConfigs, vaultDeposits, vaultTokens, vaultUsers, watchedAddresses } from "../../db/schema.js";
 import { isTransportError, readContractMetadata } from "../pricing/token-metadata.js";
+import { transitionDeposit } from "./deposits.js";
 import type { DepositHold } from "./serialize-deposit.js";
+import { VAULT_ACTIVE_CHAINS } from "./types.js";
 
 // Deposit detection: every confirmed transfer to a vault user's address becomes one `vault_deposits` row
 // (`detected`), idempotent on the indexer's transfer id. Like payment detection (modules/payments/detect.ts) a
@@ -16,6 +18,14 @@ const BATCH = 500;
 
 /** Ponder's indexed and finalized blocks of a chain. */
 export type IndexedBlocks = { latest: bigint; finalized: bigint };
+
+/** Blocks deep a transfer (a Swept event) must be before it is recorded (completed): VAULT_CONFIRMATIONS, else the chain's finality. */
+export function vaultConfirmations(deps: Pick<AppDeps, "config">, chain: Pick<ActiveChain, "finalityBlocks">): number {
+  return deps.config.VAULT_CONFIRMATIONS ?? chain.finalityBlocks;
+}
+
+/** The deepest block whose events count when Ponder has indexed `latest`: `confirmations` blocks deep (latest counts as 1). */
+export const confirmedTip = (latest: bigint, confirmations: number) => latest - BigInt(confirmations) + 1n;
 
 const cursorKey = (chainId: number) => `vault-deposits:${chainId}`;
 
@@ -55,7 +65,9 @@ async function tokenInfo(deps: Pick<AppDeps, "db" | "clients">, chain: ActiveCha
   try {
     meta = await readContractMetadata(deps.clients.get(chain.chainId)!, token as Address);
   } catch (e) {
-    if (isTransportError(e)) throw e; // the next pass reads it again
+    // A token whose calls time out must not stop every pass: its deposit is recorded as UNKNOWN (held, never
+    // swept on its own) and nothing is cached, so the next deposit of it asks again.
+    if (isTransportError(e)) return { symbol: "UNKNOWN", decimals: null };
   }
   // A contract chooses its own symbol: keep it short and printable.
   const symbol = meta.symbol?.replace(/\p{Cc}/gu, "").slice(0, 20) || null;
@@ -66,54 +78,67 @@ async function tokenInfo(deps: Pick<AppDeps, "db" | "clients">, chain: ActiveCha
 /** Transfers to vault addresses indexed in blocks (after, latest] that are not deposits yet, oldest first. */
 async function newTransfers(deps: Pick<AppDeps, "db">, chain: ActiveChain, after: bigint | null, latest: bigint) {
   const t = deps.db.views.transfer;
+  const w = watchedAddresses;
   const { orm } = deps.db;
-  return orm
-    .select({
-      id: t.id,
-      token: t.token,
-      amount: t.amount,
-      blockNumber: t.blockNumber,
-      logIndex: t.logIndex,
-      txHash: t.transactionHash,
-      userId: vaultUsers.id,
-      vaultId: vaultUsers.vaultId,
-      merchantId: vaultUsers.merchantId,
-      address: vaultUsers.address,
-      payout: vaultUsers.businessWallet,
-      feeBps: vaultConfigs.feeBps,
-      enabledSymbol: vaultTokens.tokenSymbol,
-      enabledDecimals: vaultTokens.decimals,
-    })
-    .from(t)
-    .innerJoin(vaultUsers, and(eq(vaultUsers.chainId, t.chainId), eq(vaultUsers.address, t.to)))
-    .innerJoin(vaultConfigs, eq(vaultConfigs.id, vaultUsers.vaultId))
-    .leftJoin(
-      vaultTokens,
-      and(eq(vaultTokens.vaultId, vaultUsers.vaultId), eq(vaultTokens.chainId, t.chainId), eq(vaultTokens.tokenAddress, t.token)),
-    )
-    .where(
-      and(
-        eq(t.chainId, chain.chainId),
-        after === null ? undefined : gt(t.blockNumber, after),
-        lte(t.blockNumber, latest),
-        sql`${t.amount} > 0`,
-        notExists(
-          orm
-            .select({ one: sql`1` })
-            .from(vaultDeposits)
-            .where(eq(vaultDeposits.transferId, t.id)),
+  return (
+    orm
+      .select({
+        id: t.id,
+        token: t.token,
+        amount: t.amount,
+        blockNumber: t.blockNumber,
+        logIndex: t.logIndex,
+        txHash: t.transactionHash,
+        userId: vaultUsers.id,
+        vaultId: vaultUsers.vaultId,
+        merchantId: vaultUsers.merchantId,
+        address: vaultUsers.address,
+        payout: vaultUsers.businessWallet,
+        feeBps: vaultConfigs.feeBps,
+        enabledSymbol: vaultTokens.tokenSymbol,
+        enabledDecimals: vaultTokens.decimals,
+      })
+      .from(t)
+      // The address's owner on this chain (watched_addresses): the user's row of this chain, or of the chain whose
+      // POST /users registered the address here too (modules/vault/users.ts). Same address, salt and payout.
+      .innerJoin(w, and(eq(w.chainId, t.chainId), eq(w.address, t.to), eq(w.kind, "vault")))
+      .innerJoin(
+        vaultUsers,
+        and(
+          inArray(vaultUsers.chainId, [...VAULT_ACTIVE_CHAINS]),
+          eq(vaultUsers.address, t.to),
+          eq(sql`${vaultUsers.id}::text`, w.ownerId),
         ),
-      ),
-    )
-    .orderBy(asc(t.blockNumber), asc(t.logIndex))
-    .limit(BATCH);
+      )
+      .innerJoin(vaultConfigs, eq(vaultConfigs.id, vaultUsers.vaultId))
+      .leftJoin(
+        vaultTokens,
+        and(eq(vaultTokens.vaultId, vaultUsers.vaultId), eq(vaultTokens.chainId, t.chainId), eq(vaultTokens.tokenAddress, t.token)),
+      )
+      .where(
+        and(
+          eq(t.chainId, chain.chainId),
+          after === null ? undefined : gt(t.blockNumber, after),
+          lte(t.blockNumber, latest),
+          sql`${t.amount} > 0`,
+          notExists(
+            orm
+              .select({ one: sql`1` })
+              .from(vaultDeposits)
+              .where(eq(vaultDeposits.transferId, t.id)),
+          ),
+        ),
+      )
+      .orderBy(asc(t.blockNumber), asc(t.logIndex))
+      .limit(BATCH)
+  );
 }
 
 /**
  * Records each new transfer as a `detected` deposit with what decides its fate: `hold` null (an enabled token,
  * more than 0.001 tokens: the sweeper will process it, with the fee planned at the vault's current rate),
  * `below_minimum`, or `token_not_enabled` (held: recorded and listed, carried by the next sweep of that token on
- * that address, or recovered fee-free on the business's request). Returns how many were recorded.
+ * that address, or recovered (at the vault's fee) on the business's request). Returns how many were recorded.
  */
 async function recordTransfers(
   deps: Pick<AppDeps, "db" | "clients" | "now">,
@@ -169,24 +194,61 @@ async function recordTransfers(
 }
 
 /**
- * One pass for the block Ponder has indexed; null when nothing moved since the last pass. New rows appear in
- * blocks after the last pass's `latest`; rows Ponder rolled back and re-indexed (a restart, a re-org) only above
- * its `finalized` block, so the window starts after the last pass's finalized block. Recording is idempotent on
- * the transfer id, so a pass repeated after a crash (the cursor is written last) records nothing twice. Without
- * a cursor, or after the chain went back below it (a local chain restarted), every indexed transfer is read once.
- * An indexed transfer counts as confirmed (one confirmation, as a payment's default).
+ * Voids the recorded deposits no sweep has taken yet (`detected`, `failed`) whose transfer is no longer indexed (a
+ * re-org rolled it back; Ponder re-indexes only above its finalized block, so only deposits above the last pass's
+ * finalized block are looked at, every one without a cursor). A voided deposit becomes `dropped` (never listed,
+ * counted or swept) and frees its transfer id, so the same transfer re-mined is recorded again.
+ */
+async function voidVanished(deps: Pick<AppDeps, "db" | "now">, chain: ActiveChain, above: bigint | null): Promise<number> {
+  const t = `"${deps.db.viewsSchema}".transfer`;
+  const { rows } = await deps.db.pool.query<{ id: string; transfer_id: string }>(
+    `SELECT d.id, d.transfer_id FROM vault_deposits d
+      WHERE d.chain_id = $1 AND d.status IN ('detected', 'failed') ${above === null ? "" : "AND d.block_number > $2"}
+        AND NOT EXISTS (SELECT 1 FROM ${t} t WHERE t.id = d.transfer_id)`,
+    above === null ? [chain.chainId] : [chain.chainId, above.toString()],
+  );
+  if (!rows.length) return 0;
+  await withTransaction(deps.db, async (client) => {
+    for (const r of rows)
+      await transitionDeposit(client, r.id, {
+        from: ["detected", "failed"],
+        to: "dropped",
+        reason: "transfer no longer indexed (re-org)",
+        now: deps.now(),
+        set: { transfer_id: `${r.transfer_id}#dropped:${r.id}`, next_attempt_at: null },
+        data: { transferId: r.transfer_id },
+      });
+  });
+  console.error(`[vault-deposits] chain ${chain.chainId}: ${rows.length} deposit(s) dropped, their transfers vanished (re-org)`);
+  return rows.length;
+}
+
+/**
+ * One pass for the block Ponder has indexed; null when nothing moved since the last pass. A transfer is recorded
+ * once it is `vaultConfirmations` deep (block <= confirmedTip(latest)). Newly confirmed rows are in blocks after the
+ * last pass's confirmed tip; rows Ponder rolled back and re-indexed (a restart, a re-org) only above its `finalized`
+ * block, so the window starts after the lower of the two (as payment detection does). Deposits whose transfer
+ * vanished are voided first. Recording is idempotent on the transfer id, so a pass repeated after a crash (the
+ * cursor is written last) records nothing twice. Without a cursor, or after the chain went back below it (a local
+ * chain restarted), every indexed transfer is read once.
  */
 export async function recordVaultDeposits(
-  deps: Pick<AppDeps, "db" | "clients" | "now">,
+  deps: Pick<AppDeps, "db" | "clients" | "now" | "config">,
   chain: ActiveChain,
   indexed: IndexedBlocks,
-): Promise<{ recorded: number } | null> {
+): Promise<{ recorded: number; dropped: number } | null> {
   const cursor = await readVaultDepositCursor(deps, chain.chainId);
   if (cursor && cursor.latest === indexed.latest) return null;
-  const after = !cursor || indexed.latest < cursor.finalized ? null : cursor.finalized;
+  const n = vaultConfirmations(deps, chain);
+  const fresh = !cursor || indexed.latest < cursor.finalized;
+  const prevTip = cursor ? confirmedTip(cursor.latest, n) : 0n;
+  const after = fresh ? null : prevTip < cursor.finalized ? prevTip : cursor.finalized;
+  const dropped = await voidVanished(deps, chain, fresh ? null : cursor.finalized);
+  const tip = confirmedTip(indexed.latest, n);
   let recorded = 0;
   for (;;) {
-    const rows = await newTransfers(deps, chain, after, indexed.latest);
+    if (tip < 0n) break;
+    const rows = await newTransfers(deps, chain, after, tip);
     if (rows.length) recorded += await recordTransfers(deps, chain, rows);
     if (rows.length < BATCH) break;
   }
@@ -195,5 +257,5 @@ export async function recordVaultDeposits(
      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
     [cursorKey(chain.chainId), JSON.stringify({ latest: indexed.latest.toString(), finalized: indexed.finalized.toString() })],
   );
-  return { recorded };
+  return { recorded, dropped };
 }

@@ -20,7 +20,7 @@ export type DepositRow = {
   hold: DepositHold | null;
   recover_requested_at: Date | null;
   transfer_id: string;
-  deposit_tx_hash: string;
+  deposit_tx_hash: string | null;
   block_number: string;
   log_index: number;
   sweep_id: string | null;
@@ -33,8 +33,10 @@ export type DepositRow = {
   updated_at: Date;
 };
 
+/** The statuses the API shows and filters by. */
 export const DEPOSIT_STATUSES = ["detected", "processing", "completed", "failed"] as const;
-export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
+/** `dropped`: voided, its transfer rolled back by a re-org before any sweep took it; never listed or counted. */
+export type DepositStatus = (typeof DEPOSIT_STATUSES)[number] | "dropped";
 
 /** Why a detected deposit is not swept on its own. */
 export type DepositHold = "below_minimum" | "token_not_enabled";
@@ -50,7 +52,8 @@ export type Deposit = {
   chainId: number;
   tokenSymbol: string;
   status: DepositStatus;
-  depositTxHash: string;
+  /** Null for a deposit recorded from the address's balance (funds that arrived while the address was not watched). */
+  depositTxHash: string | null;
   processTxHash: string | null;
   /** Unix ms. */
   createdAt: number;

@@ -6,7 +6,8 @@ import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type BroadcastHooks, type TxSender } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
-import { readVaultDepositCursor, depositFee } from "./detect-deposits.js";
+import { erc20Abi } from "../../abis/erc20.js";
+import { confirmedTip, depositFee, isBelowMinimum, readVaultDepositCursor, vaultConfirmations } from "./detect-deposits.js";
 import { retryDelayMs, transitionDeposit } from "./deposits.js";
 import type { DepositRow } from "./serialize-deposit.js";
 
@@ -115,8 +116,8 @@ async function reconcileSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSend
 }
 
 /**
- * Mined -> completed, one (address, token) group at a time, once both its Swept event is indexed and deposit
- * detection has recorded every transfer up to that block. The deposits completed are every open deposit of the
+ * Mined -> completed, one (address, token) group at a time, once its Swept event is indexed and VAULT_CONFIRMATIONS
+ * deep, and deposit detection has recorded every transfer up to that block (the same depth). The deposits completed are every open deposit of the
  * group that precedes the Swept log: the planned ones (their planned fee) and any that arrived after the sweep
  * was signed but before it ran (it moved them too, with no fee charged for them). The event must show the planned
  * fee; a different total (tokens that reached the address before it was watched on that chain) is noted on the
@@ -129,6 +130,7 @@ async function completeSweeps(deps: AppDeps, chain: ActiveChain) {
   );
   if (!mined.length) return;
   const cursor = await readVaultDepositCursor(deps, chain.chainId);
+  const tip = cursor ? confirmedTip(cursor.latest, vaultConfirmations(deps, chain)) : -1n;
   const w = deps.db.views.sweep;
   for (const s of mined) {
     const { rows: groups } = await deps.db.pool.query<Group>(
@@ -144,11 +146,11 @@ async function completeSweeps(deps: AppDeps, chain: ActiveChain) {
           and(eq(w.chainId, chain.chainId), eq(w.transactionHash, s.tx_hash), eq(w.wallet, g.address as Hex), eq(w.token, g.token as Hex)),
         )
         .limit(1);
-      if (!ev || !cursor || cursor.latest < ev.blockNumber) continue;
+      if (!ev || tip < ev.blockNumber) continue;
       const note = await withTransaction(deps.db, async (client) => {
         const { rows: covered } = await client.query<DepositRow>(
           `SELECT d.*, u.external_user_id FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id
-            WHERE d.chain_id = $1 AND d.address = $2 AND d.token_address = $3 AND d.status <> 'completed'
+            WHERE d.chain_id = $1 AND d.address = $2 AND d.token_address = $3 AND d.status IN ('processing', 'detected', 'failed')
               AND (d.block_number < $4 OR (d.block_number = $4 AND d.log_index < $5))
             ORDER BY d.block_number, d.log_index FOR UPDATE OF d`,
           [chain.chainId, g.address, g.token, ev.blockNumber.toString(), ev.logIndex],
@@ -211,21 +213,114 @@ async function readyGroups(deps: AppDeps, chain: ActiveChain): Promise<Group[]> 
   return rows;
 }
 
-/** The group's open deposits and what the sweep asks of the factory: the fee of each deposit, summed. */
-async function plan(deps: AppDeps, chain: ActiveChain, sender: TxSender, g: Group): Promise<Planned | null> {
-  const { rows } = await deps.db.pool.query<Covered>(
+const openDeposits = (deps: AppDeps, chainId: number, g: Group) =>
+  deps.db.pool.query<Covered>(
     `SELECT d.*, u.external_user_id, u.salt, v.fee_bps, v.fee_recipient
        FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id JOIN vault_configs v ON v.id = d.vault_id
       WHERE d.chain_id = $1 AND d.address = $2 AND d.token_address = $3 AND d.status IN ('detected', 'failed')
       ORDER BY d.block_number, d.log_index`,
-    [chain.chainId, g.address, g.token],
+    [chainId, g.address, g.token],
   );
+
+/**
+ * Nothing is swept unexplained: the address's balance of the token at the confirmed tip (every transfer up to it is
+ * recorded) is compared with the open deposits up to that block, and an excess (tokens that arrived while the
+ * address was not watched on this chain: before its first POST /users, or a transfer the indexer skipped) is
+ * recorded as a deposit of its own (transfer id `balance:…`, no transaction hash), classified and charged like
+ * any other. False when the balance cannot be read (the group waits for the next pass).
+ */
+async function recordExcess(deps: AppDeps, chain: ActiveChain, g: Group): Promise<boolean> {
+  // The cursor first: every transfer up to its confirmed tip is recorded before the deposits are read.
+  const cursor = await readVaultDepositCursor(deps, chain.chainId);
+  const client = deps.clients.get(chain.chainId);
+  if (!cursor || !client) return false;
+  const tip = confirmedTip(cursor.latest, vaultConfirmations(deps, chain));
+  if (tip < 0n) return false;
+  let balance: bigint;
+  try {
+    balance = await client.readContract({
+      address: getAddress(g.token),
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [getAddress(g.address)],
+      blockNumber: tip,
+    });
+  } catch (e) {
+    console.error(`[vault-sweeper] balanceOf ${g.token} of ${g.address} at ${tip}: ${(e as Error).message.split("\n")[0]}`);
+    return false;
+  }
+  const open = (await openDeposits(deps, chain.chainId, g)).rows;
+  if (!open[0]) return false;
+  const recorded = open.filter((d) => BigInt(d.block_number) <= tip).reduce((a, d) => a + BigInt(d.amount), 0n);
+  const excess = balance - recorded;
+  if (excess < 0n) {
+    // Less than recorded: a deposit's transfer was rolled back; deposit detection voids it, the group waits until then.
+    console.error(
+      `[vault-sweeper] ${g.address}/${g.token} on ${chain.chainId}: balance ${balance} below the recorded ${recorded}; not swept`,
+    );
+    return false;
+  }
+  if (excess === 0n) return true;
+  const first = open[0]!;
+  const { rows: enabled } = await deps.db.pool.query<{ token_symbol: string; decimals: number }>(
+    `SELECT token_symbol, decimals FROM vault_tokens WHERE vault_id = $1 AND chain_id = $2 AND token_address = $3`,
+    [first.vault_id, chain.chainId, g.token],
+  );
+  const t = enabled[0];
+  const hold = !t ? "token_not_enabled" : isBelowMinimum(excess, t.decimals) ? "below_minimum" : null;
+  const fee = hold === null ? depositFee(excess, first.fee_bps) : 0n;
+  const now = new Date(deps.now());
+  await withTransaction(deps.db, async (c) => {
+    const { rows } = await c.query<{ id: string }>(
+      `INSERT INTO vault_deposits (vault_id, merchant_id, vault_user_id, chain_id, address, payout, token_address, token_symbol,
+         token_decimals, amount, fee, net_amount, hold, transfer_id, deposit_tx_hash, block_number, log_index, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULL, $15, 2147483647, $16, $16)
+       ON CONFLICT (transfer_id) DO NOTHING RETURNING id`,
+      [
+        first.vault_id,
+        first.merchant_id,
+        first.vault_user_id,
+        chain.chainId,
+        g.address,
+        first.payout,
+        g.token,
+        t?.token_symbol ?? first.token_symbol,
+        t?.decimals ?? first.token_decimals,
+        excess.toString(),
+        fee.toString(),
+        (excess - fee).toString(),
+        hold,
+        `balance:${chain.chainId}:${g.address}:${g.token}:${tip}`,
+        tip.toString(),
+        now,
+      ],
+    );
+    if (rows[0])
+      await c.query(
+        `INSERT INTO vault_deposit_events (deposit_id, from_status, to_status, reason, data, created_at) VALUES ($1, NULL, 'detected', $2, $3, $4)`,
+        [
+          rows[0].id,
+          "balance above the recorded deposits",
+          JSON.stringify({ balance: balance.toString(), recorded: recorded.toString(), block: tip.toString() }),
+          now,
+        ],
+      );
+  });
+  console.error(
+    `[vault-sweeper] ${g.address}/${g.token} on ${chain.chainId}: ${excess} above the recorded deposits, recorded as a deposit`,
+  );
+  return true;
+}
+
+/** The group's open deposits (an unexplained balance recorded first) and what the sweep asks of the factory: the fee of each deposit, summed. */
+async function plan(deps: AppDeps, chain: ActiveChain, sender: TxSender, g: Group): Promise<Planned | null> {
+  if (!(await recordExcess(deps, chain, g))) return null;
+  const { rows } = await openDeposits(deps, chain.chainId, g);
   const first = rows[0];
   if (!first) return null;
-  // A fee sweep when an accepted deposit asks for it (held deposits it carries pay the rate too); a recovery of
-  // held deposits alone takes no fee.
-  const charged = rows.some((d) => d.hold === null);
-  const fees = new Map(rows.map((d) => [d.id, charged ? depositFee(BigInt(d.amount), first.fee_bps) : 0n]));
+  // Every deposit a sweep moves pays the vault's rate, a recovery of held deposits included: holding a token
+  // (removing it from the vault) is no way around the fee.
+  const fees = new Map(rows.map((d) => [d.id, depositFee(BigInt(d.amount), first.fee_bps)]));
   const fee = [...fees.values()].reduce((a, b) => a + b, 0n);
   const feeRecipient = getAddress(first.fee_recipient ?? deps.config.FEE_RECIPIENT ?? sender.address);
   return {

@@ -6,7 +6,8 @@ import { withTransaction } from "../../db/client.js";
 import { registerAddress } from "../addresses/registry.js";
 import type { Caller } from "../merchants/authenticate.js";
 import { findVaultToken, vaultOfCaller } from "./config-access.js";
-import { checkVaultChain, objectBody, onlyFields, parseChainId } from "./config-parse.js";
+import { checkVaultChain, MAX_CHAIN_ID, objectBody, onlyFields, parseChainId } from "./config-parse.js";
+import { VAULT_ACTIVE_CHAINS } from "./types.js";
 
 // Vault users: POST /vault/v1/users hands out a user's deposit address, GET /vault/v1/users reports what the user
 // deposited. An address is the factory's CREATE2 wallet of (vaultSalt(externalUserId, wallet), payout = wallet),
@@ -119,11 +120,27 @@ export async function createVaultUser(
       throw e;
     }
     await registerAddress(client, { chainId, address, kind: "vault", ownerId: row.id, merchantId: vault.merchantId });
+    // Registered earlier on this chain for this user's row of another chain (below): the row of this chain takes it.
+    await client.query(
+      `UPDATE watched_addresses w SET owner_id = $3 FROM vault_users o
+        WHERE w.chain_id = $1 AND w.address = $2 AND w.kind = 'vault' AND o.id::text = w.owner_id
+          AND o.vault_id = $4 AND o.address = $2 AND o.id::text <> $3`,
+      [chainId, address.toLowerCase(), row.id, vault.id],
+    );
     const owner = await client.query<{ owner_id: string }>(`SELECT owner_id FROM watched_addresses WHERE chain_id = $1 AND address = $2`, [
       chainId,
       address.toLowerCase(),
     ]);
     if (owner.rows[0]?.owner_id !== row.id) throw addressTaken();
+    // The same factory gives the same address on every chain it serves: a transfer there (before the user asks for
+    // that chain) must be indexed and recorded too, so the address is watched on every vault chain served here with
+    // that factory, owned by this row until the user's own row of that chain takes it. Never taken from another owner.
+    for (const other of deps.chains) {
+      if (other.chainId === chainId || !VAULT_ACTIVE_CHAINS.includes(other.chainId) || !other.factory) continue;
+      const there = computeWalletAddress({ factory: other.factory, implementation: other.implementation, salt, payout: wallet });
+      if (there !== address) continue;
+      await registerAddress(client, { chainId: other.chainId, address, kind: "vault", ownerId: row.id, merchantId: vault.merchantId });
+    }
     return { depositAddress: address, externalUserId, chainId, tokenSymbol: token.tokenSymbol, isNew: row.created };
   });
 }
@@ -145,7 +162,8 @@ export async function getVaultUser(
   const externalUserId = parseExternalUserId(query.externalUserId);
   let chainId: number | undefined;
   if (query.chainId !== undefined) {
-    if (!/^[1-9]\d{0,15}$/.test(query.chainId)) throw new Invalid("chainId must be a positive integer number");
+    if (!/^[1-9]\d{0,9}$/.test(query.chainId) || Number(query.chainId) > MAX_CHAIN_ID)
+      throw new Invalid("chainId must be a positive integer number");
     chainId = Number(query.chainId);
   }
   const tokenFilter = query.tokenAddress === undefined ? undefined : parseTokenAddress(query.tokenAddress);
@@ -161,7 +179,7 @@ export async function getVaultUser(
   const { rows: totals } = await deps.db.pool.query<{ total: string; count: string; last: Date | null; symbol: string | null }>(
     `SELECT COALESCE(sum(d.amount), 0)::text AS total, count(*) AS count, max(d.created_at) AS last, max(d.token_symbol) AS symbol
        FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id
-      WHERE u.vault_id = $1 AND u.external_user_id = $2 AND d.chain_id = $3 AND d.token_address = $4`,
+      WHERE u.vault_id = $1 AND u.external_user_id = $2 AND d.chain_id = $3 AND d.token_address = $4 AND d.status <> 'dropped'`,
     [vault.id, externalUserId, user.chain_id, token],
   );
   const t = totals[0]!;

@@ -8,8 +8,8 @@ import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Unexpected funds (issue 8): another token sent to a payment's address, and funds that arrive after the
-// payment completed (its own token, the native coin), are listed on the payment and recovered to the
-// committed payout through REST, GraphQL and the CLI, to the smallest unit.
+// payment completed (its own token, the native coin), and native coin on an open ERC-20 payment, are listed
+// on the payment and recovered to the committed payout through REST, GraphQL and the CLI, to the smallest unit.
 let svc: TestService;
 let merchant: { id: string; apiKey: string };
 beforeAll(async () => {
@@ -218,7 +218,84 @@ describe("recover: errors", () => {
     await h.pay("USDT", p.recipientAddress, parseUnits("1", 6));
     const own = await recover(id, usdt);
     expect(own).toMatchObject({ status: 409, body: { success: false, error: "No unexpected funds to recover in this token", data: null } });
-    // The native coin is read only once a payment is final.
+    // No native coin on the address: 409.
     expect((await recover(id, zeroAddress)).status).toBe(409);
+  });
+});
+
+describe("native coin on an open ERC-20 payment", () => {
+  it("is listed recoverable while the payment is pending and recovered to the payout exactly", async () => {
+    const h = chainHelpers(chain());
+    const usdt = h.token("USDT").address;
+    const to = payout();
+    const owner = await svc.newMerchant({ name: "Native on ERC-20" });
+    const { id, orderId } = await create({ merchant: to, chainId: "777177", token: usdt, amount: "3", gasless: true }, owner.apiKey);
+    const address = (await get(orderId, owner.apiKey)).recipientAddress as Address;
+    // The coin is never this payment's asset: it is unexpected although the payment is open (it may never become final).
+    await h.sendNative(address, parseEther("0.3"));
+    const listed = await waitFor(
+      async () => {
+        const p = await get(orderId, owner.apiKey);
+        return fundsIn(p, zeroAddress) && p;
+      },
+      { ...WAIT, what: "native coin listed" },
+    );
+    expect(listed.status).toBe("pending");
+    expect(listed.unexpectedFunds).toEqual([
+      {
+        token: zeroAddress,
+        symbol: null,
+        decimals: 18,
+        amount: "0.3",
+        units: parseEther("0.3").toString(),
+        recoverable: true,
+        recovery: null,
+      },
+    ]);
+
+    const before = await h.pub.getBalance({ address: to });
+    const r = await recover(id, zeroAddress, owner.apiKey);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toMatchObject({ paymentId: id, token: zeroAddress, status: "requested", amount: "0.3", payout: to });
+    const done = await waitFor(
+      async () => {
+        const p = await get(orderId, owner.apiKey);
+        return fundsIn(p, zeroAddress)?.recovery?.status === "recovered" && p;
+      },
+      { ...WAIT, what: "native coin recovered" },
+    );
+    expect(fundsIn(done, zeroAddress)).toMatchObject({ amount: "0", units: "0", recoverable: false });
+    expect(fundsIn(done, zeroAddress).recovery).toMatchObject({ recoveredAmount: "0.3", recoveredUnits: parseEther("0.3").toString() });
+    expect((await h.pub.getBalance({ address: to })) - before).toBe(parseEther("0.3"));
+    expect(await h.pub.getBalance({ address })).toBe(0n);
+    // The payment itself is untouched and still open.
+    expect(done).toMatchObject({ status: "pending", receivedAmount: "0" });
+  });
+});
+
+describe("recover: rate limit", () => {
+  it("allows 10 requests a minute per API key, then 429 in the route's envelope", async () => {
+    const { apiKey } = await svc.newMerchant({ name: "Rate limited" });
+    const other = await svc.newMerchant({ name: "Not rate limited" });
+    const usdc = chainHelpers(chain()).token("USDC").address;
+    for (let i = 0; i < 10; i++) expect((await recover(randomUUID(), usdc, apiKey)).status).toBe(404);
+    const limited = await recover(randomUUID(), usdc, apiKey);
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ success: false, error: "Too many requests", data: null });
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Per key: another merchant's key is not limited.
+    expect((await recover(randomUUID(), usdc, other.apiKey)).status).toBe(404);
+    // GraphQL's recoverFunds counts 10 a minute per key in its own bucket.
+    const m = (key: string) =>
+      svc.http("POST", "/graphql", {
+        body: {
+          query: `mutation ($p: String!, $t: String!) { recoverFunds(paymentId: $p, token: $t) { status } }`,
+          variables: { p: randomUUID(), t: usdc },
+        },
+        apiKey: key,
+      });
+    for (let i = 0; i < 10; i++) expect((await m(apiKey)).body.errors[0].extensions.http).toBe(404);
+    const gqlLimited = await m(apiKey);
+    expect(gqlLimited.body.errors[0]).toMatchObject({ message: "Too many requests", extensions: { code: "RATE_LIMITED", http: 429 } });
   });
 });

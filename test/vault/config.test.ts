@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { getAddress, zeroAddress } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app.js";
 import { withTransaction } from "../../db/client.js";
@@ -69,8 +70,10 @@ async function newMerchant(name = "Vault Co") {
 
 const fail = (status: number, error: string) => ({ status, body: { success: false, error } });
 const pick = (r: Res) => ({ status: r.status, body: r.body });
+/** A wallet of its own for each vault unless the test names one: a wallet is used by the vaults of one merchant only. */
+const freshWallet = () => privateKeyToAccount(generatePrivateKey()).address;
 const create = (key: string, body: Record<string, unknown> = {}) =>
-  call("POST", "/vault/v1/config", { key, body: { businessName: "Acme Games", walletAddress: WALLET, ...body } });
+  call("POST", "/vault/v1/config", { key, body: { businessName: "Acme Games", walletAddress: freshWallet(), ...body } });
 
 describe("POST /vault/v1/config", () => {
   it("the spec's errors, in its order: 401, 400 businessName, 400 walletAddress, 400 Invalid EVM address, 409", async () => {
@@ -80,6 +83,31 @@ describe("POST /vault/v1/config", () => {
     expect(pick(await call("POST", "/vault/v1/config", { key: "cp_live_nope", body: { businessName: "x" } }))).toEqual(
       fail(401, "Unauthorized"),
     );
+    // Whatever the body (wrong type, malformed, too large), a request without a valid key is 401 on every vault route.
+    const badBodies = [
+      { body: "{}", headers: { "content-type": "text/plain" } },
+      { body: "{not json" },
+      { body: "[1]" },
+      { body: JSON.stringify({ businessName: "y".repeat(20_000) }) },
+    ];
+    const routes: [string, string][] = [
+      ["POST", "/vault/v1/config"],
+      ["PATCH", "/vault/v1/config"],
+      ["POST", "/vault/v1/config/tokens"],
+      ["DELETE", "/vault/v1/config/tokens"],
+      ["PUT", "/vault/v1/config/webhooks"],
+      ["POST", "/vault/v1/config/webhooks"],
+      ["POST", "/vault/v1/users"],
+      ["POST", `/vault/v1/deposits/${randomUUID()}/recover`],
+    ];
+    for (const [method, path] of routes)
+      for (const key of [null, "cp_live_nope"])
+        for (const b of badBodies)
+          expect(pick(await call(method, path, { key, ...b })), `${method} ${path} ${b.body.slice(0, 20)}`).toEqual(
+            fail(401, "Unauthorized"),
+          );
+    for (const path of ["/vault/v1/users?externalUserId=a&chainId=9999999999999999", "/vault/v1/deposits?limit=abc"])
+      expect(pick(await call("GET", path))).toEqual(fail(401, "Unauthorized"));
     expect(pick(await call("POST", "/vault/v1/config", { key: m.key, body: {} }))).toEqual(fail(400, "businessName is required"));
     expect(pick(await call("POST", "/vault/v1/config", { key: m.key }))).toEqual(fail(400, "businessName is required"));
     expect(pick(await call("POST", "/vault/v1/config", { key: m.key, body: { businessName: "   ", walletAddress: "0x1" } }))).toEqual(
@@ -307,6 +335,17 @@ describe("/vault/v1/config/tokens", () => {
     expect(pick(removed)).toEqual({ status: 200, body: { success: true, data: base } });
     expect(pick(await remove({ chainId: 777177, token: USDC }))).toEqual(fail(404, "Token not enabled"));
     expect(pick(await remove({ chainId: 137, token: USDT }))).toEqual(fail(404, "Token not enabled"));
+    // Chain ids beyond what is stored are malformed, not a server error.
+    for (const chainId of [9007199254740991, 2147483648]) {
+      expect(pick(await remove({ chainId, token: USDT }))).toEqual(fail(400, "chainId must be a positive integer number"));
+      expect(pick(await add({ chainId, token: USDT, tokenSymbol: "USDT" }))).toEqual(
+        fail(400, "chainId must be a positive integer number"),
+      );
+    }
+    for (const chainId of ["9999999999999999", "2147483648"])
+      expect(pick(await call("GET", `/vault/v1/users?externalUserId=a&chainId=${chainId}`, { key: m.key }))).toEqual(
+        fail(400, "chainId must be a positive integer number"),
+      );
     expect((await call("GET", "/vault/v1/config", { key: m.key })).body.data).toEqual(base);
   });
 });
@@ -528,7 +567,20 @@ describe("isolation between businesses", () => {
     // B's own vault: B's operations touch only it.
     const bConfig = (await create(b.key, { businessName: "B" })).body.data;
     expect(bConfig.publicId).not.toBe(aConfig.publicId);
-    await asB("PATCH", "/config", { isActive: false, walletAddress: "0x00000000219ab540356cBB839Cbe05303d7705Fa" });
+    // A's wallet is A's: B cannot use it (it would hand out A's users' addresses), neither on creation nor by PATCH.
+    expect(pick(await asB("PATCH", "/config", { walletAddress: aConfig.walletAddress.toLowerCase() }))).toEqual(
+      fail(409, "walletAddress is used by another business"),
+    );
+    const other = await newMerchant("Business C");
+    expect(pick(await create(other.key, { walletAddress: aConfig.walletAddress.toUpperCase().replace("0X", "0x") }))).toEqual(
+      fail(409, "walletAddress is used by another business"),
+    );
+    expect(pick(await call("GET", "/vault/v1/config", { key: other.key }))).toEqual(notConfigured); // nothing was created
+    // Another vault of A's merchant (another key) may use it.
+    const aSecond = await createApiKey(deps.db, a.id, "second");
+    expect((await create(aSecond.key, { walletAddress: aConfig.walletAddress })).status).toBe(201);
+    const bWallet = freshWallet();
+    await asB("PATCH", "/config", { isActive: false, walletAddress: bWallet });
     await asB("DELETE", "/config/tokens", { chainId: 777177, token: USDT });
     await asB("PUT", "/config/webhooks", { url: "https://b.example.com/hook", events: ["deposit.failed"] });
     await asB("POST", "/config/webhooks");
@@ -536,8 +588,12 @@ describe("isolation between businesses", () => {
     expect((await asB("GET", "/config")).body.data).toEqual({
       ...bConfig,
       isActive: false,
-      walletAddress: "0x00000000219ab540356cBB839Cbe05303d7705Fa",
+      walletAddress: bWallet,
     });
+    // B's old wallet stays B's (addresses made for it still pay it).
+    expect(pick(await create(other.key, { walletAddress: bConfig.walletAddress }))).toEqual(
+      fail(409, "walletAddress is used by another business"),
+    );
 
     expect((await call("GET", "/vault/v1/config", { key: a.key })).body.data).toEqual(aConfig);
     expect((await call("GET", "/vault/v1/config/webhooks", { key: a.key })).body.data).toEqual(aHook);

@@ -6,6 +6,7 @@ import { testTokenAbi, testTokenBytecode } from "../../abis/TestToken.js";
 import { walletFactoryAbi } from "../../abis/WalletFactory.js";
 import { viemChain } from "../../chains/clients.js";
 import { computeWalletAddress, vaultSalt } from "../../chains/deposit-address.js";
+import { indexerProgress } from "../../db/indexer-status.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
 import { setVaultFee } from "../../modules/vault/config-operator.js";
 import { allProcessors } from "../../processors/index.js";
@@ -95,7 +96,8 @@ async function asFactoryOwner(fn: string, args: unknown[]) {
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  svc = await startTestService({ processors: false });
+  // Deposits and sweeps count once 2 blocks deep (the default is the chain's finality, 30 blocks).
+  svc = await startTestService({ processors: false, env: { VAULT_CONFIRMATIONS: "2" } });
   dispatcher = webhookDispatcher({ tls: { ca: receiver.ca }, log: (m) => void processorErrors.push(m) });
   runner = startProcessors(
     svc.deps,
@@ -395,7 +397,7 @@ describe("deposits and sweeps", () => {
     expect(processorErrors.filter((m) => m.includes("simulated crash"))).toHaveLength(2);
   });
 
-  it("a token the vault does not accept is recorded, not swept, and recovered fee-free on request", async () => {
+  it("a token the vault does not accept is recorded, not swept, and recovered on request at the vault's fee", async () => {
     const payer = await h().newPayer();
     const w = h().walletOf(payer);
     const deployed = await h().wait(
@@ -418,14 +420,91 @@ describe("deposits and sweeps", () => {
     const asked = await svc.http("POST", `/vault/v1/deposits/${held.depositId}/recover`, { apiKey: A.apiKey });
     expect(asked.status, JSON.stringify(asked.body)).toBe(202);
     const done = await depositOf(A, sent.transactionHash, (x) => x.status === "completed", "the recovery");
-    expect(done).toMatchObject({ fee: "0", netAmount: "2000000000000000000" });
-    expect(await balanceOf(other, A.wallet)).toBe(2n * 10n ** 18n);
-    expect(await balanceOf(other, feeTo)).toBe(0n);
+    // Removing a token (so deposits are held) is no way around the fee: a recovery pays the vault's 0.5% too.
+    expect(done).toMatchObject({ fee: "10000000000000000", netAmount: "1990000000000000000" });
+    expect(await balanceOf(other, A.wallet)).toBe(1_990_000_000_000_000_000n);
+    expect(await balanceOf(other, feeTo)).toBe(10_000_000_000_000_000n);
+    expect(await balanceOf(other, bob)).toBe(0n);
     const again = await svc.http("POST", `/vault/v1/deposits/${held.depositId}/recover`, { apiKey: A.apiKey });
     expect({ status: again.status, body: again.body }).toEqual({
       status: 409,
       body: { success: false, error: "Deposit already processed" },
     });
+  });
+
+  it("a recorded deposit whose transfer vanished (re-org) is dropped: not listed, counted or swept", async () => {
+    const { rows: users } = await svc.deps.db.pool.query(`SELECT id, vault_id, merchant_id, salt FROM vault_users WHERE address = $1`, [
+      bob.toLowerCase(),
+    ]);
+    const u = users[0]!;
+    // What a rolled-back transfer leaves behind: a deposit whose transfer id the indexer no longer has, in a block
+    // above the finalized one (the only ones Ponder rolls back).
+    const block = (await svc.deps.clients.get(CHAIN)!.getBlockNumber()) + 1n;
+    const transferId = `${CHAIN}:0x${"ab".repeat(32)}:7`;
+    const { rows } = await svc.deps.db.pool.query(
+      `INSERT INTO vault_deposits (vault_id, merchant_id, vault_user_id, chain_id, address, payout, token_address, token_symbol, token_decimals,
+         amount, fee, net_amount, hold, transfer_id, deposit_tx_hash, block_number, log_index)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'USDT', 6, 1000, 0, 1000, 'below_minimum', $8, $9, $10, 7) RETURNING id`,
+      [
+        u.vault_id,
+        u.merchant_id,
+        u.id,
+        CHAIN,
+        bob.toLowerCase(),
+        A.wallet.toLowerCase(),
+        tokenOf("USDT").toLowerCase(),
+        transferId,
+        `0x${"ab".repeat(32)}`,
+        block.toString(),
+      ],
+    );
+    const id = rows[0].id;
+    await waitFor(
+      async () => (await svc.deps.db.pool.query(`SELECT status FROM vault_deposits WHERE id = $1`, [id])).rows[0].status === "dropped",
+      { ...WAIT, what: "the phantom deposit to be dropped" },
+    );
+    const { rows: after } = await svc.deps.db.pool.query(`SELECT transfer_id, sweep_id FROM vault_deposits WHERE id = $1`, [id]);
+    expect(after).toEqual([{ transfer_id: `${transferId}#dropped:${id}`, sweep_id: null }]); // the id is free for the transfer re-mined
+    expect((await listDeposits(A, "?limit=100")).deposits.some((d) => d.depositId === id)).toBe(false);
+    const { rows: events } = await svc.deps.db.pool.query(`SELECT from_status, to_status FROM vault_deposit_events WHERE deposit_id = $1`, [
+      id,
+    ]);
+    expect(events).toEqual([{ from_status: "detected", to_status: "dropped" }]);
+  });
+
+  it("tokens that reached an address before it was handed out are recorded from its balance and swept with the next deposit", async () => {
+    const C = await business("Vault Shop C", "/hooks/c");
+    const dave = computeWalletAddress({ factory: chain().factory!, salt: vaultSalt("dave", C.wallet), payout: C.wallet });
+    const early = await h().pay("USDT", dave, 3n * USDT);
+    // Indexed while nobody watched the address: the indexer skipped it.
+    await waitFor(
+      async () => {
+        const p = (await indexerProgress(svc.deps.db))?.find((x) => x.chainId === CHAIN);
+        return p && BigInt(p.indexedBlock) >= early.blockNumber;
+      },
+      { ...WAIT, what: "the early transfer's block indexed" },
+    );
+    expect((await newUser(C, "dave")).body.data.depositAddress).toBe(dave);
+    const tx = await h().pay("USDT", dave, 2n * USDT);
+    const done = await depositOf(C, tx.transactionHash, (x) => x.status === "completed", "dave's deposit");
+    expect(done).toMatchObject({ amount: "2000000", fee: "5000", netAmount: "1995000" });
+    const { deposits, total } = await listDeposits(C);
+    expect(total).toBe(2);
+    const excess = deposits.find((d) => d.depositId !== done.depositId);
+    expect(excess).toMatchObject({
+      externalUserId: "dave",
+      amount: "3000000",
+      fee: "7500",
+      netAmount: "2992500",
+      status: "completed",
+      depositTxHash: null,
+      processTxHash: done.processTxHash,
+      hold: null,
+    });
+    expect(await h().balanceOf("USDT", dave)).toBe(0n);
+    expect(await h().balanceOf("USDT", C.wallet)).toBe(1_995_000n + 2_992_500n);
+    const { rows } = await svc.deps.db.pool.query(`SELECT error FROM vault_sweeps WHERE tx_hash = $1`, [done.processTxHash]);
+    expect(rows).toEqual([{ error: null }]); // nothing swept unexplained
   });
 
   it("a wallet change: the old address still pays the old wallet, a new POST gives a new address", async () => {
@@ -469,8 +548,8 @@ describe("deposits and sweeps", () => {
       const token = tokenOf(symbol);
       expect(await h().balanceOf(symbol, feeTo)).toBe(sum((d) => d.tokenAddress === token, "fee"));
       const payouts = await svc.deps.db.pool.query<{ payout: string }>(
-        `SELECT DISTINCT payout FROM vault_deposits WHERE token_address = $1`,
-        [token.toLowerCase()],
+        `SELECT DISTINCT payout FROM vault_deposits WHERE token_address = $1 AND vault_id = (SELECT id FROM vault_configs WHERE public_id = $2)`,
+        [token.toLowerCase(), A.publicId],
       );
       for (const { payout } of payouts.rows) {
         const addrs = (await svc.deps.db.pool.query(`SELECT address FROM vault_users WHERE business_wallet = $1`, [payout])).rows.map((r) =>

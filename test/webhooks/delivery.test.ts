@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../api/app.js";
@@ -423,7 +423,9 @@ describe("failure modes", () => {
 describe("vault webhooks", () => {
   // Vault webhooks belong to a vault (one per API key).
   const vaultOf = async (apiKey: string) => {
-    await createVault(deps, { apiKey }, { businessName: "Webhook Shop", walletAddress: "0x1111111111111111111111111111111111111111" });
+    // A wallet of its own: a wallet belongs to one business.
+    const walletAddress = `0x${randomBytes(20).toString("hex")}`;
+    await createVault(deps, { apiKey }, { businessName: "Webhook Shop", walletAddress });
     return vaultOfCaller(deps, { apiKey });
   };
   const data = (depositId: string, status: string) => ({
