@@ -1,6 +1,7 @@
-import { indexerProgress, watchIndexerProgress } from "../db/indexer-status.js";
+import { indexerProgress } from "../db/indexer-status.js";
 import { detectIndexedBlock, detectPayments } from "../modules/payments/detect.js";
 import { defineProcessor } from "./runner.js";
+import { wakeOnIndexerProgress } from "./wake-on-indexer.js";
 
 /**
  * Detects payments (modules/payments/detect.ts). Woken when Ponder commits a block (a NOTIFY from
@@ -16,16 +17,7 @@ export function detector() {
     name: "detector",
     needsIndexer: true,
     intervalMs: (deps) => deps.config.DETECTOR_INTERVAL_MS,
-    wake(deps, wakeUp, log) {
-      if (!deps.config.DATABASE_URL) return () => {};
-      const listener = watchIndexerProgress({
-        url: deps.config.DATABASE_URL,
-        viewsSchema: deps.db.viewsSchema,
-        onProgress: wakeUp,
-        log: (msg) => log(`[detector] ${msg}`),
-      });
-      return () => listener.close();
-    },
+    wake: wakeOnIndexerProgress("detector"),
     async run(deps) {
       const progress = await indexerProgress(deps.db);
       for (const chain of deps.chains) {

@@ -1,6 +1,7 @@
-import { indexerProgress, watchIndexerProgress } from "../db/indexer-status.js";
+import { indexerProgress } from "../db/indexer-status.js";
 import { recordVaultDeposits } from "../modules/vault/detect-deposits.js";
 import { defineProcessor } from "./runner.js";
+import { wakeOnIndexerProgress } from "./wake-on-indexer.js";
 
 /**
  * Records transfers to vault user addresses as deposits (modules/vault/detect-deposits.ts). Woken when Ponder
@@ -12,16 +13,7 @@ export function vaultDeposits() {
     name: "vault-deposits",
     needsIndexer: true,
     intervalMs: (deps) => deps.config.DETECTOR_INTERVAL_MS,
-    wake(deps, wakeUp, log) {
-      if (!deps.config.DATABASE_URL) return () => {};
-      const listener = watchIndexerProgress({
-        url: deps.config.DATABASE_URL,
-        viewsSchema: deps.db.viewsSchema,
-        onProgress: wakeUp,
-        log: (msg) => log(`[vault-deposits] ${msg}`),
-      });
-      return () => listener.close();
-    },
+    wake: wakeOnIndexerProgress("vault-deposits"),
     async run(deps) {
       const progress = await indexerProgress(deps.db);
       for (const chain of deps.chains) {

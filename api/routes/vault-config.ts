@@ -3,13 +3,13 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { Invalid, UnsupportedMedia } from "../../core/errors.js";
 import { createVault, getVault, updateVault } from "../../modules/vault/config.js";
 import { keyOwner } from "../../modules/vault/config-access.js";
 import { addVaultToken, publicVaultTokens, removeVaultToken } from "../../modules/vault/tokens.js";
 import { deleteVaultWebhook, getVaultWebhook, putVaultWebhook, regenerateVaultWebhook } from "../../modules/vault/webhooks.js";
 import { errorsAs } from "../errors.js";
 import { keyCaller } from "../middleware/api-key.js";
+import { jsonBody } from "../middleware/json-body.js";
 import { perMinute } from "../middleware/rate-limit.js";
 import type { AppEnv } from "../context.js";
 
@@ -25,19 +25,6 @@ export const vaultConfig = new Hono<AppEnv>();
 export const VAULT_BODY_LIMIT = 16 * 1024;
 
 const ok = (c: Context<AppEnv>, data: unknown, status: ContentfulStatusCode = 200) => c.json({ success: true, data }, status);
-
-/** The JSON body: none is `undefined`; a body must be `application/json` and parse. */
-async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
-  const text = await c.req.text();
-  if (text.trim() === "") return undefined;
-  if (!/^application\/json\b/i.test(c.req.header("content-type") ?? ""))
-    throw new UnsupportedMedia("Content-Type must be application/json");
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new Invalid("Invalid JSON body");
-  }
-}
 
 /** 401 `Unauthorized` before anything of the request is read (its size, type and body): the key comes first. */
 export const requireVaultKey = createMiddleware<AppEnv>(async (c, next) => {

@@ -1,11 +1,11 @@
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { Invalid, UnsupportedMedia } from "../../core/errors.js";
 import { listVaultDeposits, requestDepositRecovery } from "../../modules/vault/deposits.js";
 import { createVaultUser, getVaultUser } from "../../modules/vault/users.js";
 import { errorsAs } from "../errors.js";
 import { requireVaultKey } from "./vault-config.js";
 import { keyCaller } from "../middleware/api-key.js";
+import { jsonBody } from "../middleware/json-body.js";
 import { perMinute } from "../middleware/rate-limit.js";
 import type { AppEnv } from "../context.js";
 
@@ -21,19 +21,6 @@ const BODY_LIMIT = 16 * 1024;
 
 // The key first (401), then the rate limit, the body's size and the body.
 for (const path of ["/users", "/deposits", "/deposits/*"]) vaultUsers.use(path, errorsAs("vault"), requireVaultKey);
-
-/** The JSON body: none is `undefined` (the operation names the first missing field); a body must be JSON. */
-async function jsonBody(c: Context<AppEnv>): Promise<unknown> {
-  const text = await c.req.text();
-  if (text.trim() === "") return undefined;
-  if (!/^application\/json\b/i.test(c.req.header("content-type") ?? ""))
-    throw new UnsupportedMedia("Content-Type must be application/json");
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new Invalid("Invalid JSON body");
-  }
-}
 
 const limitBody = bodyLimit({
   maxSize: BODY_LIMIT,
