@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { encodeFunctionData, zeroAddress, type Hex } from "viem";
-import { walletFactoryAbi } from "../../abis/WalletFactory.js";
+import { zeroAddress, type Hex } from "viem";
+import { encodeSweep } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
@@ -91,11 +91,7 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
     .orderBy(r.createdAt)
     .limit(20);
   for (const x of rows) {
-    const data = encodeFunctionData({
-      abi: walletFactoryAbi,
-      functionName: "deployAndSweep",
-      args: [x.salt as Hex, x.payout as Hex, x.token as Hex, 0n, zeroAddress],
-    });
+    const data = encodeSweep([{ salt: x.salt as Hex, payout: x.payout as Hex, token: x.token as Hex, fee: 0n, feeRecipient: zeroAddress }]);
     try {
       await sender.sendTransaction({
         to: chain.factory!,

@@ -1,5 +1,5 @@
-import { encodeFunctionData, type Hex } from "viem";
-import { walletFactoryAbi } from "../../abis/WalletFactory.js";
+import type { Hex } from "viem";
+import { encodeSweep } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
@@ -43,15 +43,7 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: 
     fee: sweepFeeUnits(p),
     feeRecipient,
   }));
-  const [one] = requests;
-  const data =
-    requests.length === 1
-      ? encodeFunctionData({
-          abi: walletFactoryAbi,
-          functionName: "deployAndSweep",
-          args: [one!.salt, one!.payout, one!.token, one!.fee, one!.feeRecipient],
-        })
-      : encodeFunctionData({ abi: walletFactoryAbi, functionName: "deployAndSweepBatch", args: [requests] });
+  const data = encodeSweep(requests);
   const paymentIds = rows.map((p) => p.id);
   await sender.sendTransaction({
     to: chain.factory!,

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type pg from "pg";
-import { encodeFunctionData, getAddress, type Hex } from "viem";
-import { walletFactoryAbi } from "../../abis/WalletFactory.js";
+import { getAddress, type Hex } from "viem";
+import { encodeSweep, type SweepRequest } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type BroadcastHooks, type TxSender } from "../../chains/tx-sender.js";
@@ -22,7 +22,6 @@ const GROUPS_PER_TX = 20;
 type Group = { address: string; token: string };
 type Covered = DepositRow & { salt: string; fee_bps: number; fee_recipient: string | null };
 type Planned = { group: Group; deposits: Covered[]; fees: Map<string, bigint>; request: SweepRequest };
-type SweepRequest = { salt: Hex; payout: Hex; token: Hex; fee: bigint; feeRecipient: Hex };
 
 /** A deposit that asks for a sweep by itself: an enabled token above the minimum, or a held one the business asked to recover. */
 const isTrigger = (d: Pick<DepositRow, "hold" | "recover_requested_at">) => d.hold === null || d.recover_requested_at !== null;
@@ -372,15 +371,7 @@ async function sweepOrFail(deps: AppDeps, chain: ActiveChain, sender: TxSender, 
 
 async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans: Planned[], hooks: BroadcastHooks) {
   const requests = plans.map((p) => p.request);
-  const [one] = requests;
-  const data =
-    requests.length === 1
-      ? encodeFunctionData({
-          abi: walletFactoryAbi,
-          functionName: "deployAndSweep",
-          args: [one!.salt, one!.payout, one!.token, one!.fee, one!.feeRecipient],
-        })
-      : encodeFunctionData({ abi: walletFactoryAbi, functionName: "deployAndSweepBatch", args: [requests] });
+  const data = encodeSweep(requests);
   const deposits = plans.flatMap((p) => p.deposits.map((d) => ({ d, fee: p.fees.get(d.id)! })));
   const ids = deposits.map((x) => x.d.id);
   await sender.sendTransaction({
