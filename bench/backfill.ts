@@ -15,7 +15,7 @@ import { migrate } from "../db/migrate.js";
 import { detector } from "../processors/detector.js";
 import { startProcessors } from "../processors/runner.js";
 import { startBaselinePonder } from "./lib/baseline-ponder.js";
-import { startBenchChain, startOurPonder } from "./lib/bench-stack.js";
+import { benchLog, runBench, startBenchChain, startOurPonder } from "./lib/bench-stack.js";
 import { deploySpammers, loaderSender, rpc, waitReceipts } from "./lib/load.js";
 import { benchMerchant, bulkOpenPayments, createPayment } from "./lib/payments.js";
 import { countRows, createDatabase, indexedBlock } from "./lib/ponder-db.js";
@@ -31,21 +31,10 @@ const POLLING_MS = Number(o.polling);
 const TIMEOUT_MS = Number(o.timeout) * 1000;
 
 const sec = (ms: number) => (ms ? `${(ms / 1000).toFixed(1)} s` : "not seen");
-const t00 = Date.now();
-const log = (m: string) => console.error(`[${((Date.now() - t00) / 1000).toFixed(1).padStart(6)} s] ${m}`);
+const log = benchLog;
 
 const chain = await startBenchChain({ name: "bench-backfill", chainId: CHAIN_ID, blockTime: 0 });
-let exitCode = 0;
-try {
-  await run();
-} catch (e) {
-  console.error(e);
-  exitCode = 1;
-} finally {
-  log("stopping");
-  await chain.stop();
-}
-process.exit(exitCode);
+await runBench(chain, run);
 
 async function run() {
   const deps = createDeps({ env: { ...chain.env, APP_SCHEMA: "app", HASH_SECRET: "bench-backfill-hash-secret" } });

@@ -16,7 +16,7 @@ import { createDeps } from "../core/deps.js";
 import { migrate } from "../db/migrate.js";
 import { LOCAL_ROLES } from "../local/accounts.js";
 import { startBaselinePonder } from "./lib/baseline-ponder.js";
-import { startBenchChain, startOurPonder, startServe } from "./lib/bench-stack.js";
+import { benchLog, runBench, startBenchChain, startOurPonder, startServe } from "./lib/bench-stack.js";
 import { deploySpammers, rpc, startLogLoad, watchHead } from "./lib/load.js";
 import { benchMerchant, bulkOpenPayments, createPayment } from "./lib/payments.js";
 import { countRows, createDatabase, indexedBlock, schemaSizes, syncStoreRows } from "./lib/ponder-db.js";
@@ -46,21 +46,10 @@ const BASELINE_SCHEMA = "baseline";
 const BASELINE_VIEWS = "baseline_views";
 
 const ms = (x: number | undefined) => (x === undefined ? "not within 180 s" : `${(x / 1000).toFixed(1)} s`);
-const t00 = Date.now();
-const log = (m: string) => console.error(`[${((Date.now() - t00) / 1000).toFixed(1).padStart(6)} s] ${m}`);
+const log = benchLog;
 
 const chain = await startBenchChain({ name: "bench-volume", chainId: CHAIN_ID, blockTime: 1 });
-let exitCode = 0;
-try {
-  await run();
-} catch (e) {
-  console.error(e);
-  exitCode = 1;
-} finally {
-  log("stopping");
-  await chain.stop();
-}
-process.exit(exitCode);
+await runBench(chain, run);
 
 async function run() {
   log(`chain ${CHAIN_ID} on ${chain.rpcUrl}, postgres ${chain.databaseUrl} (data ${chain.dataDir})`);

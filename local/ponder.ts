@@ -45,6 +45,8 @@ export async function startPonder(opts: {
   env: Record<string, string | undefined>;
   /** false: the child sees only `opts.env` (plus PATH and the like), not this process's environment. */
   inheritEnv?: boolean;
+  /** Another Ponder project to run (default: this checkout's indexer). */
+  root?: string;
   schema: string;
   viewsSchema: string;
   port?: number;
@@ -55,9 +57,21 @@ export async function startPonder(opts: {
   const out = opts.logFile ? fs.openSync(opts.logFile, "a") : "inherit";
   const child = spawn(
     process.execPath,
-    [bin, "start", "--schema", opts.schema, "--views-schema", opts.viewsSchema, "--port", String(port), "--hostname", "127.0.0.1"],
+    [
+      bin,
+      ...(opts.root ? ["--root", opts.root] : []),
+      "start",
+      "--schema",
+      opts.schema,
+      "--views-schema",
+      opts.viewsSchema,
+      "--port",
+      String(port),
+      "--hostname",
+      "127.0.0.1",
+    ],
     {
-      cwd: ROOT,
+      cwd: opts.root ?? ROOT,
       // PORT too: Ponder reads it, and the service's own PORT would send Ponder elsewhere.
       env: {
         ...(opts.inheritEnv === false ? ponderEnv(process.env) : process.env),

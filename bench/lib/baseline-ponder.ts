@@ -1,9 +1,6 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { guardChild, stopChild } from "../../local/child.js";
-import { freePort } from "../../local/ports.js";
-import type { PonderProcess } from "../../local/ponder.js";
+import { startPonder, type PonderProcess } from "../../local/ponder.js";
 
 // "Ponder alone": what an indexer without our address filter does. The same wildcard ERC-20 Transfer filter
 // as ponder.config.ts, every decoded Transfer stored in the same `transfer` table (the root schema's table,
@@ -73,61 +70,20 @@ export async function startBaselinePonder(opts: {
     fs.writeFileSync(path.join(opts.dir, name), text);
   }
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(opts.dir, "node_modules"), "dir");
-  const port = await freePort();
-  const bin = path.join(ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
-  const out = fs.openSync(opts.logFile, "a");
-  const child = spawn(
-    process.execPath,
-    [
-      bin,
-      "--root",
-      opts.dir,
-      "start",
-      "--schema",
-      opts.schema,
-      "--views-schema",
-      opts.viewsSchema,
-      "--port",
-      String(port),
-      "--hostname",
-      "127.0.0.1",
-    ],
-    {
-      cwd: opts.dir,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        DATABASE_URL: opts.databaseUrl,
-        BENCH_CHAIN_ID: String(opts.chainId),
-        BENCH_RPC_URL: opts.rpcUrl,
-        BENCH_START_BLOCK: String(opts.startBlock),
-        BENCH_POLLING_INTERVAL: String(opts.pollingMs),
-        BENCH_DISABLE_CACHE: String(!opts.cache),
-        PORT: String(port),
-        PONDER_TELEMETRY_DISABLED: "true",
-        PONDER_LOG_LEVEL: process.env.PONDER_LOG_LEVEL ?? "warn",
-        NODE_ENV: "production",
-        ...(process.env.BENCH_PONDER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PONDER_NODE_OPTIONS } : {}),
-      },
-      stdio: ["ignore", out, out],
+  return startPonder({
+    root: opts.dir,
+    inheritEnv: false,
+    env: {
+      DATABASE_URL: opts.databaseUrl,
+      BENCH_CHAIN_ID: String(opts.chainId),
+      BENCH_RPC_URL: opts.rpcUrl,
+      BENCH_START_BLOCK: String(opts.startBlock),
+      BENCH_POLLING_INTERVAL: String(opts.pollingMs),
+      BENCH_DISABLE_CACHE: String(!opts.cache),
+      ...(process.env.BENCH_PONDER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PONDER_NODE_OPTIONS } : {}),
     },
-  );
-  guardChild(child);
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    url,
-    port,
     schema: opts.schema,
-    process: child,
-    async waitReady(timeoutMs = 120_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        if (child.exitCode !== null) throw new Error(`baseline ponder exited with code ${child.exitCode} (see ${opts.logFile})`);
-        if ((await fetch(`${url}/ready`).catch(() => null))?.status === 200) return;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      throw new Error(`baseline ponder not ready after ${timeoutMs} ms`);
-    },
-    stop: () => stopChild(child, 10_000),
-  };
+    viewsSchema: opts.viewsSchema,
+    logFile: opts.logFile,
+  });
 }

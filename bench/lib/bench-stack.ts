@@ -145,3 +145,22 @@ export async function startServe(chain: BenchChain): Promise<ServeProcess> {
   }
   return { process: child, apiUrl, stop };
 }
+
+const t00 = Date.now();
+/** A progress line on stderr, stamped with the seconds since the benchmark started (stdout keeps the figures). */
+export const benchLog = (m: string) => console.error(`[${((Date.now() - t00) / 1000).toFixed(1).padStart(6)} s] ${m}`);
+
+/** Runs a benchmark on its chain, stops everything it started whatever happens, and exits 0, or 1 on an error. */
+export async function runBench(chain: BenchChain, run: () => Promise<void>): Promise<never> {
+  let exitCode = 0;
+  try {
+    await run();
+  } catch (e) {
+    console.error(e);
+    exitCode = 1;
+  } finally {
+    benchLog("stopping");
+    await chain.stop();
+  }
+  process.exit(exitCode);
+}
