@@ -74,14 +74,15 @@ async function main() {
   const schema = `bench_wh_${randomBytes(4).toString("hex")}`;
   const tls = selfSignedCert();
   const receiver = await startReceiver(tls);
-  const env = { DATABASE_URL: url, APP_SCHEMA: schema, WEBHOOK_ALLOW_PRIVATE: "true" };
+  // SECRET_KEY: webhook secrets are stored sealed (a key for this run alone).
+  const env = { DATABASE_URL: url, APP_SCHEMA: schema, WEBHOOK_ALLOW_PRIVATE: "true", SECRET_KEY: randomBytes(32).toString("hex") };
   const deps = createDeps({ env });
   const replicaDbs: Db[] = [];
   try {
     await migrate(deps.db);
     const merchant = await createMerchant(deps.db, { name: "bench" });
     const key = await createApiKey(deps.db, merchant.id);
-    const cfg = await putWebhookConfig(deps.db, merchant.id, { url: receiver.url, events: ["payment.completed"] }, key.key, Date.now());
+    const cfg = await putWebhookConfig(deps, merchant.id, { url: receiver.url, events: ["payment.completed"] }, key.key, Date.now());
     const secret = cfg.row.secret!;
 
     const payload = (paymentId: string) => ({

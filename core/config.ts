@@ -1,8 +1,17 @@
 import { z } from "zod";
+import { parseSecretKey, SECRET_KEY_FORMAT } from "./secret-box.js";
 
 // All settings come from the environment; documented in README.md ("Configuration").
 /** The HASH_SECRET of development and tests; refused in production. */
 export const DEV_HASH_SECRET = "dev-only-hash-secret-change-me";
+
+const validKey = (v: string) => {
+  try {
+    return parseSecretKey(v).length === 32;
+  } catch {
+    return false;
+  }
+};
 
 const schema = z.object({
   NODE_ENV: z.string().default("development"),
@@ -17,6 +26,22 @@ const schema = z.object({
   APP_URL: z.string().optional(),
   /** HMAC key of redirect hashes. Required in production. */
   HASH_SECRET: z.string().default(DEV_HASH_SECRET),
+  /**
+   * Server key that seals webhook secrets (and legacy webhooks' API keys) at rest (core/secret-box.ts).
+   * Required in production; `npm start` and the tests provide one. Nothing is derived when it is absent.
+   */
+  SECRET_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || validKey(v), `SECRET_KEY must be ${SECRET_KEY_FORMAT}`),
+  /** Former SECRET_KEYs (comma-separated), accepted for opening only while values are re-sealed under SECRET_KEY. */
+  SECRET_KEY_PREVIOUS: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || v.split(",").every((k) => k.trim() === "" || validKey(k)),
+      `SECRET_KEY_PREVIOUS must be a comma-separated list of keys, each ${SECRET_KEY_FORMAT}`,
+    ),
   /** Private key that may trigger sweeps on the factory (one signer for every chain). */
   SETTLER_PRIVATE_KEY: z.string().optional(),
   /** Receives platform fees; must be allow-listed on the factory. */
@@ -34,6 +59,20 @@ const schema = z.object({
   /** Base URL of the price index provider's HTTP API. */
   PRICE_API_URL: z.string().optional(),
   PRICE_API_KEY: z.string().optional(),
+  /**
+   * Custom tokens (`<chainId>:<address>`, comma separated) whose contract symbol the on-chain oracle may price.
+   * Any other custom token is priced by the index (by address) or customPriceUsd: a worthless token named
+   * "ETH" must not borrow ETH's price.
+   */
+  ORACLE_TRUSTED_TOKENS: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    ),
   /** Delete final Transfer logs of Ponder's sync store that touch none of our addresses (modules/indexing/prune-sync.ts). */
   SYNC_PRUNE_ENABLED: z
     .string()
@@ -55,5 +94,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const baseUrl = c.BASE_URL ?? `http://${c.HOST}:${c.PORT}/api`;
   const appUrl = c.APP_URL ?? baseUrl.replace(/\/api$/, "");
   if (c.NODE_ENV === "production" && c.HASH_SECRET === DEV_HASH_SECRET) throw new Error("HASH_SECRET must be set in production");
+  if (c.NODE_ENV === "production" && !c.SECRET_KEY)
+    throw new Error(`SECRET_KEY must be set in production: it encrypts webhook secrets at rest. It is ${SECRET_KEY_FORMAT}`);
   return { ...c, baseUrl, appUrl };
 }

@@ -11,6 +11,7 @@ const KEY = `0x${"11".repeat(32)}`;
 const full = (over: Record<string, string | undefined> = {}) => ({
   DATABASE_URL: "postgres://u:p@db.example:5432/chainpay",
   HASH_SECRET: "a-real-secret",
+  SECRET_KEY: "22".repeat(32),
   SETTLER_PRIVATE_KEY: KEY,
   TREASURY_ADDRESS: FACTORY,
   RPC_URL_137: "https://polygon-rpc.example",
@@ -40,13 +41,14 @@ describe("checkServeConfig: what is required", () => {
     expect(c.missing).toEqual([
       "DATABASE_URL",
       "HASH_SECRET",
+      "SECRET_KEY",
       "SETTLER_PRIVATE_KEY",
       "TREASURY_ADDRESS",
       "FACTORY_ADDRESS_137 (chain 137)",
       "FACTORY_ADDRESS_8453 (chain 8453)",
     ]);
     expect(formatServeCheck(c)).toBe(
-      "Missing configuration: DATABASE_URL, HASH_SECRET, SETTLER_PRIVATE_KEY, TREASURY_ADDRESS, FACTORY_ADDRESS_137 (chain 137), FACTORY_ADDRESS_8453 (chain 8453)",
+      "Missing configuration: DATABASE_URL, HASH_SECRET, SECRET_KEY, SETTLER_PRIVATE_KEY, TREASURY_ADDRESS, FACTORY_ADDRESS_137 (chain 137), FACTORY_ADDRESS_8453 (chain 8453)",
     );
   });
 
@@ -57,14 +59,27 @@ describe("checkServeConfig: what is required", () => {
   it("asks each role only for what it uses", () => {
     const bare = { DATABASE_URL: "postgres://db", RPC_URL_137: "https://rpc.example", FACTORY_ADDRESS_137: FACTORY };
     expect(checkServeConfig({ ...bare, ROLES: "indexer" }).missing).toEqual([]);
-    expect(checkServeConfig({ ...bare, ROLES: "api" }).missing).toEqual(["HASH_SECRET", "TREASURY_ADDRESS"]);
-    expect(checkServeConfig({ ...bare, ROLES: "processors" }).missing).toEqual(["HASH_SECRET", "SETTLER_PRIVATE_KEY", "TREASURY_ADDRESS"]);
+    expect(checkServeConfig({ ...bare, ROLES: "api" }).missing).toEqual(["HASH_SECRET", "SECRET_KEY", "TREASURY_ADDRESS"]);
+    expect(checkServeConfig({ ...bare, ROLES: "processors" }).missing).toEqual([
+      "HASH_SECRET",
+      "SECRET_KEY",
+      "SETTLER_PRIVATE_KEY",
+      "TREASURY_ADDRESS",
+    ]);
     expect(checkServeConfig({ ...bare, ROLES: "processors", SETTLER_PRIVATE_KEY: KEY, FEE_RECIPIENT: FACTORY }).missing).toEqual([
       "HASH_SECRET",
+      "SECRET_KEY",
     ]);
     expect(checkServeConfig({ ROLES: "indexer", RPC_URL_137: "https://rpc.example", FACTORY_ADDRESS_137: FACTORY }).missing).toEqual([
       "DATABASE_URL",
     ]);
+  });
+
+  it("refuses a SECRET_KEY that is not 32 bytes (api and processors only)", () => {
+    expect(checkServeConfig(full({ SECRET_KEY: "too-short" })).invalid).toEqual([
+      "SECRET_KEY (not 32 bytes as 64 hex characters or base64)",
+    ]);
+    expect(checkServeConfig(full({ SECRET_KEY: "too-short", ROLES: "indexer" })).invalid).toEqual([]);
   });
 
   it("refuses the development HASH_SECRET", () => {

@@ -3,6 +3,7 @@ import { isAddress } from "viem";
 import { CHAINS } from "../chains/registry.js";
 import type { Deployments } from "../chains/runtime.js";
 import { DEV_HASH_SECRET } from "./config.js";
+import { parseSecretKey } from "./secret-box.js";
 
 /** What one `npm run serve` process can run; ROLES names a subset (all by default). */
 export const ROLES = ["api", "processors", "indexer"] as const;
@@ -19,6 +20,13 @@ export type ServeCheck = {
 };
 
 const set = (v: string | undefined): v is string => v !== undefined && v.trim() !== "";
+const validSecretKey = (v: string) => {
+  try {
+    return parseSecretKey(v).length === 32;
+  } catch {
+    return false;
+  }
+};
 const isHttpUrl = (v: string) => {
   try {
     return ["http:", "https:"].includes(new URL(v).protocol);
@@ -53,6 +61,11 @@ export function checkServeConfig(env: Env): ServeCheck {
   if (app) {
     if (!set(env.HASH_SECRET)) missing.push("HASH_SECRET");
     else if (env.HASH_SECRET === DEV_HASH_SECRET) invalid.push("HASH_SECRET (the development default)");
+  }
+  // Both seal and open webhook secrets with it (core/secret-box.ts).
+  if (app) {
+    if (!set(env.SECRET_KEY)) missing.push("SECRET_KEY");
+    else if (!validSecretKey(env.SECRET_KEY)) invalid.push("SECRET_KEY (not 32 bytes as 64 hex characters or base64)");
   }
   if (roles.includes("processors")) {
     if (!set(env.SETTLER_PRIVATE_KEY)) missing.push("SETTLER_PRIVATE_KEY");

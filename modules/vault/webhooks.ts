@@ -21,9 +21,9 @@ export const VAULT_WEBHOOK_NOT_CONFIGURED = "Vault webhook not configured";
 export type VaultWebhookView = ReturnType<typeof viewVaultWebhookConfig>;
 
 /** GET: the webhook with its secret masked. */
-export async function getVaultWebhook(deps: Pick<AppDeps, "db">, caller: Caller): Promise<VaultWebhookView> {
+export async function getVaultWebhook(deps: Pick<AppDeps, "db" | "config">, caller: Caller): Promise<VaultWebhookView> {
   const vault = await vaultOfCaller(deps, caller);
-  const row = await getVaultWebhookConfig(deps.db, vault.id);
+  const row = await getVaultWebhookConfig(deps, vault.id);
   if (!row) throw new NotFound(VAULT_WEBHOOK_NOT_CONFIGURED);
   return viewVaultWebhookConfig(row);
 }
@@ -33,7 +33,7 @@ export async function putVaultWebhook(deps: WebhookDeps, caller: Caller, body: u
   await keyOwner(deps, caller);
   const input = await validateVaultWebhookInput(body, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE === true });
   const vault = await vaultOfCaller(deps, caller);
-  const { created, row } = await putVaultWebhookConfig(deps.db, { merchantId: vault.merchantId, vaultId: vault.id }, input, deps.now());
+  const { created, row } = await putVaultWebhookConfig(deps, { merchantId: vault.merchantId, vaultId: vault.id }, input, deps.now());
   return { created, webhook: viewVaultWebhookConfig(row, { revealSecret: created }) };
 }
 
@@ -48,7 +48,7 @@ export async function regenerateVaultWebhook(deps: WebhookDeps, caller: Caller, 
   if (keys.some((k) => k !== "action") || (body.action !== undefined && body.action !== "regenerate-secret"))
     throw new Invalid('Unknown action; expected no body or {"action": "regenerate-secret"}');
   const vault = await vaultOfCaller(deps, caller);
-  const row = await regenerateVaultWebhookSecret(deps.db, vault.id, deps.now());
+  const row = await regenerateVaultWebhookSecret(deps, vault.id, deps.now());
   if (!row) throw new NotFound(VAULT_WEBHOOK_NOT_CONFIGURED);
   return viewVaultWebhookConfig(row, { revealSecret: true });
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { SecretBox } from "../../core/secret-box.js";
 import type { Db } from "../../db/client.js";
+import { openField, type SealedField } from "./sealed.js";
 
 /** A claimed delivery with its webhook as it stands at claim time (just before sending). */
 export type ClaimedDelivery = {
@@ -14,8 +16,18 @@ export type ClaimedDelivery = {
   /** The webhook's current URL / state / signing key (payment: secret, else the legacy API key); null url = no webhook. */
   url: string | null;
   is_active: boolean | null;
+  /** As stored: sealed (or legacy plaintext); `signingKeyOf` opens it. */
   signing_key: string | null;
+  /** Where `signing_key` was read (its column) and the id of its row's owner (merchant or vault): what it was sealed for. */
+  signing_field: SealedField | null;
+  signing_owner: string | null;
 };
+
+/** The plaintext signing key of a claimed delivery (null: unsigned). Throws when it does not open (SECRET_KEY changed). */
+export function signingKeyOf(box: SecretBox, d: ClaimedDelivery): string | null {
+  if (d.signing_key === null || !d.signing_field || !d.signing_owner) return null;
+  return openField(box, d.signing_field, d.signing_owner, d.signing_key);
+}
 
 /**
  * Claims up to `limit` due deliveries for `leaseMs`, in one statement (its own transaction, committed
@@ -41,7 +53,11 @@ export async function claimDueDeliveries(db: Db, now: number, limit: number, lea
      SELECT c.id, c.merchant_id, c.kind, c.event, c.body, c.attempts, c.max_attempts, c.claim_token,
             COALESCE(p.url, v.url) AS url,
             COALESCE(p.is_active, v.is_active) AS is_active,
-            CASE c.kind WHEN 'payment' THEN COALESCE(p.secret, p.legacy_api_key) ELSE v.secret END AS signing_key
+            CASE c.kind WHEN 'payment' THEN COALESCE(p.secret, p.legacy_api_key) ELSE v.secret END AS signing_key,
+            CASE WHEN c.kind = 'payment' AND p.secret IS NOT NULL THEN 'webhook_configs.secret'
+                 WHEN c.kind = 'payment' AND p.legacy_api_key IS NOT NULL THEN 'webhook_configs.legacy_api_key'
+                 WHEN c.kind = 'vault' AND v.secret IS NOT NULL THEN 'vault_webhook_configs.secret' END AS signing_field,
+            CASE c.kind WHEN 'payment' THEN c.merchant_id ELSE c.vault_id END AS signing_owner
        FROM claimed c
        LEFT JOIN webhook_configs p ON c.kind = 'payment' AND p.merchant_id = c.merchant_id
        LEFT JOIN vault_webhook_configs v ON c.kind = 'vault' AND v.vault_id = c.vault_id`,

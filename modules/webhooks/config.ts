@@ -1,12 +1,16 @@
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
-import { withTransaction, type Db } from "../../db/client.js";
+import { withTransaction } from "../../db/client.js";
+import type { SecretBox } from "../../core/secret-box.js";
 import { DEFAULT_PAYMENT_EVENTS, PAYMENT_EVENTS, parseEventList, type PaymentEventName } from "./events.js";
+import { boxOf, openField, sealField } from "./sealed.js";
 import { generateWebhookSecret, maskSecret } from "./secret.js";
 import { checkWebhookTarget, parseWebhookUrl } from "./url-policy.js";
 
-// Payment webhook configuration (one per merchant): the service side of `/v1/webhooks`.
+// Payment webhook configuration (one per merchant): the service side of `/v1/webhooks`. `secret` and
+// `legacy_api_key` are stored sealed with SECRET_KEY (./sealed.ts); the functions here return rows opened.
 
+/** A row of `webhook_configs` with `secret` and `legacy_api_key` in plaintext (opened). */
 export type WebhookConfigRow = {
   id: string;
   merchant_id: string;
@@ -56,6 +60,15 @@ export function viewWebhookConfig(row: WebhookConfigRow, opts: { revealSecret?: 
     legacyApiKeyPrefix: !row.secret && row.legacy_api_key ? row.legacy_api_key.slice(0, 12) : null,
     createdAt: row.created_at.getTime(),
     updatedAt: row.updated_at.getTime(),
+  };
+}
+
+/** A stored row, its sealed fields opened. */
+export function openWebhookConfigRow(box: SecretBox, row: WebhookConfigRow): WebhookConfigRow {
+  return {
+    ...row,
+    secret: openField(box, "webhook_configs.secret", row.merchant_id, row.secret),
+    legacy_api_key: openField(box, "webhook_configs.legacy_api_key", row.merchant_id, row.legacy_api_key),
   };
 }
 
@@ -111,16 +124,18 @@ export async function validatePutWebhook(raw: unknown, opts: { allowPrivate: boo
  * `legacy: true` on a legacy webhook re-binds it to `apiKey`, and is refused (Conflict) on a webhook with a secret.
  */
 export async function putWebhookConfig(
-  db: Db,
+  deps: Pick<AppDeps, "db" | "config">,
   merchantId: string,
   input: PutWebhookInput,
   apiKey: string | undefined,
   now: number,
 ): Promise<{ created: boolean; row: WebhookConfigRow }> {
   if (input.legacy && !apiKey) throw new Error("legacy webhooks need the API key of the request");
+  const box = boxOf(deps.config);
+  const legacyKey = input.legacy ? sealField(box, "webhook_configs.legacy_api_key", merchantId, apiKey!) : null;
   const at = new Date(now);
   for (let i = 0; ; i++) {
-    const out = await withTransaction(db, async (client) => {
+    const out = await withTransaction(deps.db, async (client) => {
       const { rows } = await client.query<WebhookConfigRow>(`SELECT * FROM webhook_configs WHERE merchant_id = $1 FOR UPDATE`, [
         merchantId,
       ]);
@@ -135,8 +150,8 @@ export async function putWebhookConfig(
             input.url,
             input.events ?? DEFAULT_PAYMENT_EVENTS,
             input.isActive ?? true,
-            input.legacy ? null : generateWebhookSecret(),
-            input.legacy ? apiKey : null,
+            input.legacy ? null : sealField(box, "webhook_configs.secret", merchantId, generateWebhookSecret()),
+            legacyKey,
             at,
           ],
         );
@@ -148,11 +163,11 @@ export async function putWebhookConfig(
         `UPDATE webhook_configs SET url = $2, events = COALESCE($3, events), is_active = COALESCE($4, is_active),
                 legacy_api_key = COALESCE($5, legacy_api_key), updated_at = $6
           WHERE merchant_id = $1 RETURNING *`,
-        [merchantId, input.url, input.events ?? null, input.isActive ?? null, input.legacy ? apiKey : null, at],
+        [merchantId, input.url, input.events ?? null, input.isActive ?? null, legacyKey, at],
       );
       return { created: false, row: updated.rows[0]! };
     });
-    if (out) return out;
+    if (out) return { created: out.created, row: openWebhookConfigRow(box, out.row) };
     if (i > 2) throw new Error("webhook config upsert kept conflicting");
   }
 }
@@ -163,16 +178,16 @@ type WebhookDeps = Pick<AppDeps, "db" | "config" | "now">;
 const NOT_CONFIGURED = "Webhook not configured";
 
 /** The configuration with its secret masked. */
-export async function getWebhook(deps: Pick<AppDeps, "db">, merchantId: string): Promise<WebhookConfigView> {
+export async function getWebhook(deps: Pick<AppDeps, "db" | "config">, merchantId: string): Promise<WebhookConfigView> {
   const { rows } = await deps.db.pool.query<WebhookConfigRow>(`SELECT * FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
   if (!rows[0]) throw new NotFound(NOT_CONFIGURED);
-  return viewWebhookConfig(rows[0]);
+  return viewWebhookConfig(openWebhookConfigRow(boxOf(deps.config), rows[0]));
 }
 
 /** Validates and saves the PUT body; a created webhook shows its whole secret, once. */
 export async function putWebhook(deps: WebhookDeps, caller: { merchantId: string; apiKey?: string }, body: unknown) {
   const input = await validatePutWebhook(body, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE === true });
-  const { created, row } = await putWebhookConfig(deps.db, caller.merchantId, input, caller.apiKey, deps.now());
+  const { created, row } = await putWebhookConfig(deps, caller.merchantId, input, caller.apiKey, deps.now());
   return { created, webhook: viewWebhookConfig(row, { revealSecret: created }) };
 }
 
@@ -183,12 +198,13 @@ export async function putWebhook(deps: WebhookDeps, caller: { merchantId: string
 export async function regenerateWebhookSecret(deps: WebhookDeps, merchantId: string, body: unknown): Promise<{ secret: string | null }> {
   const action = (body as { action?: unknown } | null)?.action;
   if (action !== "regenerate-secret") throw new Invalid('Unknown action; expected {"action": "regenerate-secret"}');
-  const { rows } = await deps.db.pool.query<WebhookConfigRow>(
-    `UPDATE webhook_configs SET secret = $2, legacy_api_key = NULL, updated_at = $3 WHERE merchant_id = $1 RETURNING *`,
-    [merchantId, generateWebhookSecret(), new Date(deps.now())],
+  const secret = generateWebhookSecret();
+  const { rowCount } = await deps.db.pool.query(
+    `UPDATE webhook_configs SET secret = $2, legacy_api_key = NULL, updated_at = $3 WHERE merchant_id = $1`,
+    [merchantId, sealField(boxOf(deps.config), "webhook_configs.secret", merchantId, secret), new Date(deps.now())],
   );
-  if (!rows[0]) throw new NotFound(NOT_CONFIGURED);
-  return { secret: rows[0].secret };
+  if (!rowCount) throw new NotFound(NOT_CONFIGURED);
+  return { secret };
 }
 
 /** Deletes the webhook; its pending payment deliveries are marked failed (they can be resent after a new PUT). */

@@ -1,9 +1,11 @@
 import PQueue from "p-queue";
 import type { Agent } from "undici";
 import type { AppDeps } from "../../core/deps.js";
-import { claimDueDeliveries, type ClaimedDelivery } from "./claim.js";
+import { claimDueDeliveries, signingKeyOf, type ClaimedDelivery } from "./claim.js";
 import { createWebhookAgent, postWebhook } from "./deliver.js";
 import { createAttemptRecorder, recordSkipped } from "./record.js";
+import { resealWebhookSecrets } from "./reseal-secrets.js";
+import { boxOf } from "./sealed.js";
 import { webhookHeaders } from "./sign.js";
 
 // The delivery engine behind processors/webhook-dispatcher.ts. One pass:
@@ -16,6 +18,9 @@ import { webhookHeaders } from "./sign.js";
 //            lease is still ours. A crash between claim and record leaves the lease to expire: the row
 //            is claimed again and resent (at least once: duplicates possible, losses not).
 // Time (due rows, leases, retry schedule, webhook-timestamp) comes from deps.now().
+// Signing keys are stored sealed (./sealed.ts): each is opened just before its attempt is signed. A key
+// that does not open (SECRET_KEY changed without SECRET_KEY_PREVIOUS) leaves the delivery pending: it is
+// logged, not recorded, and tried again when its lease ends. The first pass re-seals plaintext rows.
 
 export type DispatcherOptions = {
   /** Parallel HTTP deliveries per process (default 16). */
@@ -51,6 +56,7 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
   const log = opts.log ?? ((m: string) => console.error(`[webhook-dispatcher] ${m}`));
   const agents = new Map<boolean, Agent>();
   let warned = false;
+  let resealed = false;
   const agentFor = (allowPrivate: boolean) => {
     let a = agents.get(allowPrivate);
     if (!a) agents.set(allowPrivate, (a = createWebhookAgent({ allowPrivate, ca: opts.tls?.ca, timeoutMs: opts.timeoutMs })));
@@ -73,6 +79,13 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
         warned = true;
         log("WEBHOOK_ALLOW_PRIVATE is set in production: webhooks may reach loopback and private addresses");
       }
+      if (!resealed) {
+        const r = await resealWebhookSecrets(deps);
+        resealed = true;
+        if (r.resealed) log(`sealed ${r.resealed} stored webhook signing key(s) under SECRET_KEY`);
+        if (r.unreadable) log(`${r.unreadable} stored webhook signing key(s) open with no configured key (see SECRET_KEY_PREVIOUS)`);
+      }
+      const box = boxOf(deps.config);
       const agent = agentFor(allowPrivate);
       const recorder = createAttemptRecorder(deps.db);
       const stats: DispatchStats = { claimed: 0, succeeded: 0, retrying: 0, failed: 0, skipped: 0 };
@@ -90,7 +103,7 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
             id: d.id,
             timestampSeconds: Math.floor(deps.now() / 1000),
             rawBody: d.body,
-            signingKey: d.signing_key,
+            signingKey: signingKeyOf(box, d),
           });
           const outcome = await postWebhook(
             { url: d.url!, body: d.body, headers },

@@ -1,52 +1,71 @@
 import dns from "node:dns";
 import net from "node:net";
+import ipaddr from "ipaddr.js";
 
 // Webhook targets are outside the merchant's trust boundary: unless the operator sets
 // WEBHOOK_ALLOW_PRIVATE=true (development and tests), a URL must not reach loopback, private,
 // link-local or otherwise non-public addresses, checked when the URL is saved AND on every connection
 // (the resolved address is checked inside the socket's DNS lookup, so DNS rebinding cannot slip through).
 
-const blocked = new net.BlockList();
-for (const [net4, bits] of [
-  ["0.0.0.0", 8], // "this" network
-  ["10.0.0.0", 8], // private
-  ["100.64.0.0", 10], // carrier-grade NAT
-  ["127.0.0.0", 8], // loopback
-  ["169.254.0.0", 16], // link-local (cloud metadata endpoints)
-  ["172.16.0.0", 12], // private
-  ["192.0.0.0", 24], // IETF protocol assignments
-  ["192.0.2.0", 24], // documentation
-  ["192.88.99.0", 24], // 6to4 relay
-  ["192.168.0.0", 16], // private
-  ["198.18.0.0", 15], // benchmarking
-  ["198.51.100.0", 24], // documentation
-  ["203.0.113.0", 24], // documentation
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, broadcast
-] as const)
-  blocked.addSubnet(net4, bits, "ipv4");
-for (const [net6, bits] of [
-  ["::", 128], // unspecified
-  ["::1", 128], // loopback
-  ["64:ff9b::", 96], // NAT64 (could reach any IPv4, private included)
-  ["64:ff9b:1::", 48], // local-use NAT64
-  ["100::", 64], // discard
-  ["2001:db8::", 32], // documentation
-  ["2002::", 16], // 6to4 (embeds IPv4)
-  ["fc00::", 7], // unique local
-  ["fe80::", 10], // link-local
-  ["fec0::", 10], // site-local (deprecated)
-  ["ff00::", 8], // multicast
-] as const)
-  blocked.addSubnet(net6, bits, "ipv6");
+// The policy is one function, isPrivateAddress: an IPv6 address that carries an IPv4 address (IPv4-mapped,
+// IPv4-compatible, SIIT-translated, NAT64) is judged as that IPv4 address, whatever its spelling, before
+// any range is looked at; other IPv6 addresses must be global unicast (2000::/3); then block lists apply.
 
-/** Is this IP literal outside the public internet? (IPv4-mapped IPv6 is checked as its IPv4.) Non-IPs answer true. */
+const v4 = (cidr: string) => ipaddr.IPv4.parseCIDR(cidr);
+const v6 = (cidr: string) => ipaddr.IPv6.parseCIDR(cidr);
+
+const BLOCKED_V4 = [
+  v4("0.0.0.0/8"), // "this" network
+  v4("10.0.0.0/8"), // private
+  v4("100.64.0.0/10"), // carrier-grade NAT (Alibaba Cloud metadata 100.100.100.200)
+  v4("127.0.0.0/8"), // loopback
+  v4("169.254.0.0/16"), // link-local (metadata of AWS, GCP, Azure, OpenStack… at 169.254.169.254)
+  v4("172.16.0.0/12"), // private
+  v4("192.0.0.0/24"), // IETF protocol assignments (Oracle Cloud metadata 192.0.0.192)
+  v4("192.0.2.0/24"), // documentation
+  v4("192.88.99.0/24"), // 6to4 relay
+  v4("192.168.0.0/16"), // private
+  v4("198.18.0.0/15"), // benchmarking
+  v4("198.51.100.0/24"), // documentation
+  v4("203.0.113.0/24"), // documentation
+  v4("224.0.0.0/4"), // multicast
+  v4("240.0.0.0/4"), // reserved, broadcast
+  v4("168.63.129.16/32"), // Azure WireServer / platform metadata (a public address, answered by the host)
+];
+
+/** IPv6 forms whose last 32 bits are an IPv4 address that the connection reaches (or is translated to). */
+const EMBEDS_V4 = [
+  v6("::/96"), // IPv4-compatible (deprecated; `::7f00:1` = `::127.0.0.1`); `::` and `::1` fall in 0.0.0.0/8
+  v6("::ffff:0:0/96"), // IPv4-mapped
+  v6("::ffff:0:0:0/96"), // SIIT, IPv4-translated (RFC 6145)
+  v6("64:ff9b::/96"), // NAT64 well-known prefix (RFC 6052)
+];
+
+const GLOBAL_UNICAST_V6 = v6("2000::/3"); // outside it: loopback, ULA (AWS metadata fd00:ec2::254), link-local, multicast…
+
+const BLOCKED_V6 = [
+  v6("2001::/23"), // IETF protocol assignments, Teredo 2001::/32 included (its IPv4 is obfuscated: blocked outright)
+  v6("2001:db8::/32"), // documentation
+  v6("2002::/16"), // 6to4 (reaches an IPv4 relay or host: blocked outright)
+  v6("3fff::/20"), // documentation (RFC 9637)
+];
+
+function blockedAddress(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (addr.kind() === "ipv4") return BLOCKED_V4.some((r) => addr.match(r));
+  const a = addr as ipaddr.IPv6;
+  if (EMBEDS_V4.some((r) => a.match(r))) return blockedAddress(new ipaddr.IPv4(a.toByteArray().slice(12)));
+  return !a.match(GLOBAL_UNICAST_V6) || BLOCKED_V6.some((r) => a.match(r));
+}
+
+/**
+ * Is this IP literal outside the public internet? Loopback, private, link-local, cloud metadata, reserved
+ * and IPv4-embedding IPv6 forms of any of those answer true. Anything that is not a plain IP literal
+ * (`net.isIP`: dotted decimal or IPv6) answers true as well.
+ */
 export function isPrivateAddress(ip: string): boolean {
   const bare = ip.replace(/^\[|\]$/g, "");
-  const family = net.isIP(bare);
-  if (family === 4) return blocked.check(bare, "ipv4");
-  if (family === 6) return blocked.check(bare, "ipv6");
-  return true;
+  if (!net.isIP(bare)) return true;
+  return blockedAddress(ipaddr.parse(bare));
 }
 
 export const URL_MAX_LENGTH = 2000;

@@ -1,14 +1,21 @@
+import type { AppDeps } from "../../core/deps.js";
+import type { SecretBox } from "../../core/secret-box.js";
 import { withTransaction, type Db } from "../../db/client.js";
 import { validateWebhookFields, viewWebhookTarget } from "./config.js";
 import { VAULT_SUBSCRIPTIONS } from "./events.js";
+import { boxOf, openField, sealField } from "./sealed.js";
 import { generateWebhookSecret } from "./secret.js";
 
 // Vault webhook target (`vault_webhook_configs`, one per vault; a merchant has one vault per API key), read
 // by the dispatcher at send time through the delivery's `vault_id`. The Vault API
 // (`/vault/v1/config/webhooks`, modules/vault/webhooks.ts) is built on these functions: PUT {url, events}
 // -> putVaultWebhookConfig (the response includes the whole secret when it creates), POST -> regenerate,
-// DELETE -> delete, GET -> get + viewVaultWebhookConfig (masked secret).
+// DELETE -> delete, GET -> get + viewVaultWebhookConfig (masked secret). `secret` is stored sealed with
+// SECRET_KEY (./sealed.ts); these functions return rows opened.
 
+type SealDeps = Pick<AppDeps, "db" | "config">;
+
+/** A row of `vault_webhook_configs` with `secret` in plaintext (opened). */
 export type VaultWebhookConfigRow = {
   id: string;
   merchant_id: string;
@@ -41,9 +48,14 @@ export async function validateVaultWebhookInput(raw: unknown, opts: { allowPriva
   return { url, events, isActive };
 }
 
-export async function getVaultWebhookConfig(db: Db, vaultId: string): Promise<VaultWebhookConfigRow | null> {
-  const { rows } = await db.pool.query<VaultWebhookConfigRow>(`SELECT * FROM vault_webhook_configs WHERE vault_id = $1`, [vaultId]);
-  return rows[0] ?? null;
+const openRow = (box: SecretBox, row: VaultWebhookConfigRow): VaultWebhookConfigRow => ({
+  ...row,
+  secret: openField(box, "vault_webhook_configs.secret", row.vault_id, row.secret),
+});
+
+export async function getVaultWebhookConfig(deps: SealDeps, vaultId: string): Promise<VaultWebhookConfigRow | null> {
+  const { rows } = await deps.db.pool.query<VaultWebhookConfigRow>(`SELECT * FROM vault_webhook_configs WHERE vault_id = $1`, [vaultId]);
+  return rows[0] ? openRow(boxOf(deps.config), rows[0]) : null;
 }
 
 /**
@@ -51,13 +63,19 @@ export async function getVaultWebhookConfig(db: Db, vaultId: string): Promise<Va
  * given events/isActive of the vault's webhook. One statement: concurrent PUTs cannot create two.
  */
 export async function putVaultWebhookConfig(
-  db: Db,
+  deps: SealDeps,
   vault: { merchantId: string; vaultId: string },
   input: VaultWebhookInput & { secret?: string | null },
   now: number,
 ): Promise<{ created: boolean; row: VaultWebhookConfigRow }> {
-  const secret = input.secret === undefined ? generateWebhookSecret() : input.secret;
-  const { rows } = await db.pool.query<VaultWebhookConfigRow & { created: boolean }>(
+  const box = boxOf(deps.config);
+  const secret = sealField(
+    box,
+    "vault_webhook_configs.secret",
+    vault.vaultId,
+    input.secret === undefined ? generateWebhookSecret() : input.secret,
+  );
+  const { rows } = await deps.db.pool.query<VaultWebhookConfigRow & { created: boolean }>(
     `INSERT INTO vault_webhook_configs (merchant_id, vault_id, url, events, is_active, secret, created_at, updated_at)
      VALUES ($1, $2, $3, COALESCE($4, ARRAY['deposit.*']), COALESCE($5, true), $6, $7, $7)
      ON CONFLICT (vault_id) DO UPDATE SET url = EXCLUDED.url, events = COALESCE($4, vault_webhook_configs.events),
@@ -66,16 +84,17 @@ export async function putVaultWebhookConfig(
     [vault.merchantId, vault.vaultId, input.url, input.events ?? null, input.isActive ?? null, secret, new Date(now)],
   );
   const { created, ...row } = rows[0]!;
-  return { created, row };
+  return { created, row: openRow(box, row) };
 }
 
 /** A new secret, effective at once: retries claimed after this sign with it. Null without a webhook. */
-export async function regenerateVaultWebhookSecret(db: Db, vaultId: string, now: number): Promise<VaultWebhookConfigRow | null> {
-  const { rows } = await db.pool.query<VaultWebhookConfigRow>(
+export async function regenerateVaultWebhookSecret(deps: SealDeps, vaultId: string, now: number): Promise<VaultWebhookConfigRow | null> {
+  const secret = generateWebhookSecret();
+  const { rows } = await deps.db.pool.query<VaultWebhookConfigRow>(
     `UPDATE vault_webhook_configs SET secret = $2, updated_at = $3 WHERE vault_id = $1 RETURNING *`,
-    [vaultId, generateWebhookSecret(), new Date(now)],
+    [vaultId, sealField(boxOf(deps.config), "vault_webhook_configs.secret", vaultId, secret), new Date(now)],
   );
-  return rows[0] ?? null;
+  return rows[0] ? { ...rows[0], secret } : null;
 }
 
 /** Deletes the webhook; its pending deliveries are marked failed (as for payment webhooks). False without one. */

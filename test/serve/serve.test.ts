@@ -107,7 +107,14 @@ it("refuses to start without its required configuration, naming every missing va
   const s = serve({ ...shellEnv(), ROLES: "api,processors", RPC_URL_137: stackEnv.RPC_URL_137! });
   try {
     expect(await s.exited).toBe(1);
-    for (const name of ["DATABASE_URL", "HASH_SECRET", "SETTLER_PRIVATE_KEY", "TREASURY_ADDRESS", "FACTORY_ADDRESS_137 (chain 137)"])
+    for (const name of [
+      "DATABASE_URL",
+      "HASH_SECRET",
+      "SECRET_KEY",
+      "SETTLER_PRIVATE_KEY",
+      "TREASURY_ADDRESS",
+      "FACTORY_ADDRESS_137 (chain 137)",
+    ])
       expect(s.out.stderr).toContain(name);
     expect(s.out.stderr).toMatch(/^Missing configuration: /m);
     expect(s.out.stdout).not.toContain("serving");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
-import { merchantWithKey } from "./helpers/fixtures.js";
+import { merchantWithKey, storedPlaintext } from "./helpers/fixtures.js";
 
 let deps: TestDeps;
 let app: ReturnType<typeof createApp>;
@@ -117,8 +117,7 @@ describe("/v1/webhooks", () => {
     });
     const again = await call("PUT", "/v1/webhooks", { url: "https://example.org/new" });
     expect(again.body.data).toMatchObject({ events: ["payment.failed", "payment.expired"], isActive: false });
-    const { rows } = await deps.db.pool.query(`SELECT secret FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
-    expect(rows[0].secret).toBe(created.secret);
+    expect(await storedPlaintext(deps, "webhook_configs.secret", merchantId)).toBe(created.secret);
   });
 
   it("POST regenerate-secret: new secret at once; other actions and content types refused", async () => {
@@ -131,8 +130,7 @@ describe("/v1/webhooks", () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, error: null, data: { secret: expect.stringMatching(/^whsec_/) } });
     expect(r.body.data.secret).not.toBe(created.secret);
-    const { rows } = await deps.db.pool.query(`SELECT secret FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
-    expect(rows[0].secret).toBe(r.body.data.secret);
+    expect(await storedPlaintext(deps, "webhook_configs.secret", merchantId)).toBe(r.body.data.secret);
     expect((await call("GET", "/v1/webhooks")).body.data.secret).toBe(`whsec_********${r.body.data.secret.slice(-4)}`);
   });
 
@@ -150,8 +148,8 @@ describe("/v1/webhooks", () => {
     const r = await call("PUT", "/v1/webhooks", { url: "https://example.com/legacy", legacy: true });
     expect(r.status).toBe(201);
     expect(r.body.data).toMatchObject({ secret: null, signing: "api-key", legacyApiKeyPrefix: apiKey.slice(0, 12) });
-    const { rows } = await deps.db.pool.query(`SELECT secret, legacy_api_key FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
-    expect(rows[0]).toEqual({ secret: null, legacy_api_key: apiKey });
+    expect(await storedPlaintext(deps, "webhook_configs.secret", merchantId)).toBeNull();
+    expect(await storedPlaintext(deps, "webhook_configs.legacy_api_key", merchantId)).toBe(apiKey);
     expect(JSON.stringify((await call("GET", "/v1/webhooks")).body)).not.toContain(apiKey);
     expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/legacy", legacy: false })).status).toBe(400);
     // legacy:true again re-binds the webhook to the key of that request (after a key rotation).
@@ -162,8 +160,7 @@ describe("/v1/webhooks", () => {
     expect(rebound.body.data.legacyApiKeyPrefix).toBe(rotated.slice(0, 12));
     // An update without `legacy` keeps the captured key.
     await call("PUT", "/v1/webhooks", { url: "https://example.com/legacy2" });
-    const kept = await deps.db.pool.query(`SELECT legacy_api_key FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
-    expect(kept.rows[0].legacy_api_key).toBe(rotated);
+    expect(await storedPlaintext(deps, "webhook_configs.legacy_api_key", merchantId)).toBe(rotated);
     const up = await call("POST", "/v1/webhooks", { action: "regenerate-secret" });
     expect(up.body.data.secret).toMatch(/^whsec_/);
     const after = await call("GET", "/v1/webhooks");

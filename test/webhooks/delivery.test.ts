@@ -448,7 +448,7 @@ describe("vault webhooks", () => {
     const m = await merchantWithKey(deps);
     const vault = await vaultOf(m.apiKey);
     const { row } = await putVaultWebhookConfig(
-      deps.db,
+      deps,
       { merchantId: m.merchant.id, vaultId: vault.id },
       { url: receiver.url, events: ["deposit.*"] },
       clock.now(),
@@ -486,7 +486,7 @@ describe("vault webhooks", () => {
     const m = await merchantWithKey(deps);
     const vault = await vaultOf(m.apiKey);
     await putVaultWebhookConfig(
-      deps.db,
+      deps,
       { merchantId: m.merchant.id, vaultId: vault.id },
       { url: receiver.url, events: ["deposit.completed"], secret: null },
       clock.now(),

@@ -35,7 +35,7 @@ beforeEach(() => {
 
 async function merchantWithWebhook() {
   const m = await merchantWithKey(deps);
-  const r = await putWebhookConfig(deps.db, m.merchant.id, { url: receiver.url }, m.apiKey, clock.now());
+  const r = await putWebhookConfig(deps, m.merchant.id, { url: receiver.url }, m.apiKey, clock.now());
   return { ...m, secret: r.row.secret! };
 }
 

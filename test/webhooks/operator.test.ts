@@ -28,7 +28,7 @@ const cli = async (...args: string[]) => {
 
 it("the processor delivers through the runner; the CLI lists deliveries and resends one", async () => {
   const m = await merchantWithKey(deps);
-  const cfg = await putWebhookConfig(deps.db, m.merchant.id, { url: receiver.url, events: ["payment.awaiting_gas"] }, m.apiKey, deps.now());
+  const cfg = await putWebhookConfig(deps, m.merchant.id, { url: receiver.url, events: ["payment.awaiting_gas"] }, m.apiKey, deps.now());
   expect(cfg.created).toBe(true);
   receiver.setResponder(() => ({ status: 410, body: "gone" }));
   const { paymentId } = await enqueuePayment(deps, m.merchant.id, "payment.awaiting_gas", {

@@ -3,11 +3,26 @@ import type { AppDeps } from "../../../core/deps.js";
 import { withTransaction } from "../../../db/client.js";
 import { createApiKey, createMerchant } from "../../../modules/merchants/merchants.js";
 import { enqueuePaymentWebhook, type PaymentWebhookEvent } from "../../../modules/webhooks/outbox.js";
+import { boxOf, openField, type SealedField } from "../../../modules/webhooks/sealed.js";
 
 export async function merchantWithKey(deps: AppDeps, name = "Webhook Shop") {
   const merchant = await createMerchant(deps.db, { name });
   const key = await createApiKey(deps.db, merchant.id);
   return { merchant, apiKey: key.key };
+}
+
+/**
+ * What a sealed column holds for its owner (merchant for `webhook_configs`, vault for `vault_webhook_configs`),
+ * opened; throws unless the stored value is sealed (`enc:v1:`), so a plaintext row never passes.
+ */
+export async function storedPlaintext(deps: AppDeps, field: SealedField, ownerId: string): Promise<string | null> {
+  const [table, column] = field.split(".") as [string, string];
+  const owner = table === "vault_webhook_configs" ? "vault_id" : "merchant_id";
+  const { rows } = await deps.db.pool.query(`SELECT ${column} AS v FROM ${table} WHERE ${owner} = $1`, [ownerId]);
+  if (rows.length !== 1) throw new Error(`${rows.length} ${table} rows for ${ownerId}`);
+  const stored = rows[0].v as string | null;
+  if (stored !== null && !/^enc:v1:[0-9a-f]{8}:[A-Za-z0-9_-]+$/.test(stored)) throw new Error(`${field} is stored unsealed: ${stored}`);
+  return openField(boxOf(deps.config), field, ownerId, stored);
 }
 
 /** A payment webhook body with the spec's common fields (what payments/serialize.ts builds). */

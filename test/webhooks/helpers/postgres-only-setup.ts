@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
@@ -13,7 +14,8 @@ export default async function setup(project: TestProject) {
   const pg = databaseUrl
     ? undefined
     : await startEmbeddedPostgres({ dataDir: path.join(dataDir, "postgres"), persistent: false, fresh: true });
-  project.provide("stackEnv", { DATABASE_URL: databaseUrl ?? pg!.url });
+  // A SECRET_KEY per run, as local/stack.ts gives the full stack's tests.
+  project.provide("stackEnv", { DATABASE_URL: databaseUrl ?? pg!.url, SECRET_KEY: randomBytes(32).toString("hex") });
   return async () => {
     await pg?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,29 @@
+import type { Config } from "../../core/config.js";
+import { secretBoxOf, type SecretBox } from "../../core/secret-box.js";
+
+// Webhook signing keys are stored sealed (core/secret-box.ts, key SECRET_KEY): the `whsec_…` secrets of
+// payment and Vault webhooks and a legacy webhook's API key. Each value is bound to its column and its
+// row's owner (merchant or vault), so a sealed value copied into another row does not open there.
+
+/** The columns that hold sealed values, by the id of their row's owner. */
+export const SEALED_FIELDS: { field: SealedField; table: string; column: string; owner: string }[] = [
+  { field: "webhook_configs.secret", table: "webhook_configs", column: "secret", owner: "merchant_id" },
+  { field: "webhook_configs.legacy_api_key", table: "webhook_configs", column: "legacy_api_key", owner: "merchant_id" },
+  { field: "vault_webhook_configs.secret", table: "vault_webhook_configs", column: "secret", owner: "vault_id" },
+];
+
+export type SealedField = "webhook_configs.secret" | "webhook_configs.legacy_api_key" | "vault_webhook_configs.secret";
+
+const context = (field: SealedField, ownerId: string) => `${field}:${ownerId}`;
+
+/** The box of the configuration's SECRET_KEY (and SECRET_KEY_PREVIOUS). */
+export const boxOf = (config: Pick<Config, "SECRET_KEY" | "SECRET_KEY_PREVIOUS">): SecretBox => secretBoxOf(config);
+
+export function sealField(box: SecretBox, field: SealedField, ownerId: string, value: string | null): string | null {
+  return value === null ? null : box.seal(value, context(field, ownerId));
+}
+
+/** The plaintext of a stored value (sealed, or legacy plaintext as stored before sealing). Throws when it does not open. */
+export function openField(box: SecretBox, field: SealedField, ownerId: string, stored: string | null): string | null {
+  return stored === null ? null : box.open(stored, context(field, ownerId));
+}
