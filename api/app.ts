@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppDeps } from "../core/deps.js";
 import type { AppEnv } from "./context.js";
 import { onError } from "./errors.js";
+import { ipLimits } from "./middleware/ip-limits.js";
 import { auth } from "./routes/auth.js";
 import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
@@ -18,6 +19,8 @@ import { webhooks } from "./routes/webhooks.js";
  */
 export function createApp(deps: AppDeps) {
   const api = new Hono<AppEnv>();
+  // Per-address limits before any route looks up a key (api/middleware/ip-limits.ts).
+  api.use(ipLimits);
   api.route("/payments", payments);
   api.route("/v1/payments", paymentsV1);
   api.route("/tokens", tokens);

@@ -26,7 +26,7 @@ export const merchants = pgTable("merchants", {
   id: uuid("id").primaryKey().defaultRandom(),
   name: text("name").notNull(),
   email: text("email").unique(),
-  /** scrypt hash for dashboard login; null = no dashboard login. */
+  /** Dashboard password: argon2id PHC string (older rows: `scrypt$…`, replaced at login); null = no dashboard login. */
   passwordHash: text("password_hash"),
   /** `direct` (1%), `member` (0%, no promotion) or `partner` (custom 0.25-1%). */
   merchantType: text("merchant_type").notNull().default("direct"),
@@ -352,16 +352,30 @@ export const gasTankAddresses = pgTable(
   ],
 );
 
-/** Fixed-window request counters shared by every API replica (api/middleware/rate-limit.ts). */
-export const rateLimits = pgTable(
-  "rate_limits",
+/**
+ * Token buckets of the rate limits, shared by every API replica (api/middleware/rate-limit-store.ts): GCRA keeps
+ * one time per bucket, when it will be full again ("theoretical arrival time"). A time in the past is a full
+ * bucket, the same as no row: such rows are pruned.
+ */
+export const rateLimitBuckets = pgTable(
+  "rate_limit_buckets",
   {
-    key: text("key").notNull(),
-    windowStart: ts("window_start").notNull(),
-    hits: integer("hits").notNull().default(0),
+    /** `m:<merchant id>:<scope>` or `ip:<address or IPv6 /64>:<scope>`. */
+    key: text("key").primaryKey(),
+    tat: ts("tat").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.key, t.windowStart] })],
+  (t) => [index("rate_limit_buckets_tat_idx").on(t.tat)],
 );
+
+/** Failed dashboard logins per account (hashed e-mail) and per client address (modules/merchants/login-throttle.ts). */
+export const loginAttempts = pgTable("login_attempts", {
+  /** `account:<sha256 of the lowercased e-mail>` or `address:<address or IPv6 /64>`. */
+  key: text("key").primaryKey(),
+  failures: integer("failures").notNull(),
+  lastFailureAt: ts("last_failure_at").notNull(),
+  /** No attempt is checked before this time. */
+  lockedUntil: ts("locked_until"),
+});
 
 /**
  * Every address we hand out, per chain (payment recipients, Gas Tank deposit addresses; later vault users and

@@ -9,9 +9,9 @@ import {
   type ValidationContext,
 } from "graphql";
 import type { AppDeps } from "../../core/deps.js";
-import { rateLimitBucket } from "../middleware/rate-limit.js";
-import { rateLimitStore } from "../middleware/rate-limit-store.js";
 import { RateLimited } from "../../core/errors.js";
+import { findMerchant, type Caller } from "../../modules/merchants/authenticate.js";
+import { retryAfterSeconds, takeFor, type Scope } from "../middleware/rate-limit.js";
 
 /** Largest GraphQL document accepted, in UTF-8 bytes (20 kB). */
 export const MAX_DOCUMENT_BYTES = 20 * 1024;
@@ -127,32 +127,28 @@ export function depthLimitRule(context: ValidationContext): ASTVisitor {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rate limits. perMinute() (api/middleware/rate-limit.ts) limits whole HTTP requests: as route
+// Rate limits. rateLimit() (api/middleware/rate-limit.ts) limits whole HTTP requests: as route
 // middleware on POST /graphql it would count every query too. So the limited fields count
-// themselves, in the same Postgres store, with the same window (one minute), the same per-key (or,
-// without a key, per-IP) buckets and the same limits as their REST routes. Each limited field of a
-// document counts once (two aliased createPayment calls count two). The buckets are the GraphQL
-// API's own: REST and GraphQL each allow 100 creations a minute per key.
+// themselves, in the REST route's own bucket (the same scope, per merchant account, or per IP when
+// the key does not resolve): a merchant's 100 creations a minute are shared by POST /payments and
+// createPayment, over all of its keys. Each limited field of a document counts once (two aliased
+// createPayment calls count two).
 
-const WINDOW_MS = 60_000;
+/** The REST scope each limited field takes from. */
+export const FIELD_SCOPES = {
+  createPayment: "payments.create",
+  balance: "balance",
+  vaultConfig: "vault.config",
+  vaultUser: "vault.users.read",
+  vaultDeposits: "vault.deposits",
+  recoverFunds: "payments.recover",
+} as const satisfies Record<string, Scope>;
 
-export type RateLimitedField = "createPayment" | "balance" | "vaultConfig" | "vaultUser" | "vaultDeposits" | "recoverFunds";
-export const FIELD_LIMITS: Record<RateLimitedField, number> = {
-  createPayment: 100,
-  balance: 60,
-  vaultConfig: 100,
-  vaultUser: 1000,
-  vaultDeposits: 100,
-  recoverFunds: 10,
-};
+export type RateLimitedField = keyof typeof FIELD_SCOPES;
 
 /** Counts one call of `field`; throws RateLimited (`Too many requests`, RATE_LIMITED, http 429, retryAfter) beyond its limit. */
-export async function countCall(deps: AppDeps, field: RateLimitedField, who: { apiKey?: string; clientIp: string }): Promise<void> {
-  const limit = FIELD_LIMITS[field];
-  const bucket = rateLimitBucket(who.apiKey, who.clientIp);
-  const { totalHits, resetTime } = await rateLimitStore(deps, WINDOW_MS).increment(`key:${limit}:/api/graphql#${field}:${bucket}`);
-  if (totalHits > limit) {
-    const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? deps.now() + WINDOW_MS) - deps.now()) / 1000));
-    throw new RateLimited(retryAfter);
-  }
+export async function countCall(deps: AppDeps, field: RateLimitedField, who: { caller: Caller; clientIp: string }): Promise<void> {
+  const merchant = await findMerchant(deps, who.caller);
+  const t = await takeFor(deps, FIELD_SCOPES[field], merchant ? { merchantId: merchant.id } : { ip: who.clientIp });
+  if (!t.allowed) throw new RateLimited(retryAfterSeconds(t));
 }

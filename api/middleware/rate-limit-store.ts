@@ -1,69 +1,93 @@
-import type { ClientRateLimitInfo, Store } from "hono-rate-limiter";
 import type { Db } from "../../db/client.js";
-import type { AppDeps } from "../../core/deps.js";
 
 /**
- * hono-rate-limiter store in Postgres: fixed one-window counters shared by every API replica,
- * so a limit holds for the service as a whole, not per process. One upsert per request.
+ * Token buckets in Postgres (GCRA: one "theoretical arrival time" per key), shared by every API replica.
+ * A bucket holds `limit` requests and refills one every `periodMs / limit`: a burst of `limit`, then a steady
+ * `limit` per period. Unlike fixed windows there is no boundary at which twice the limit gets through.
  */
-export class PostgresStore implements Store {
-  private windowMs = 60_000;
-  constructor(
-    private db: Db,
-    private now: () => number = Date.now,
-  ) {}
+export type Rate = { limit: number; periodMs: number };
 
-  init(options: { windowMs: number }) {
-    this.windowMs = options.windowMs;
-  }
+export type Take = {
+  allowed: boolean;
+  /** Requests that could be made right now. */
+  remaining: number;
+  /** Milliseconds until the bucket is full again (draft-7 `reset`). */
+  resetMs: number;
+  /** When refused: milliseconds until the next request would be allowed. */
+  retryAfterMs: number;
+};
 
-  private window() {
-    const start = Math.floor(this.now() / this.windowMs) * this.windowMs;
-    return { start: new Date(start), reset: new Date(start + this.windowMs) };
-  }
+/** `tat` as epoch milliseconds with its microseconds (a JS Date would drop them). */
+const MS = "(extract(epoch FROM tat) * 1000)::float8";
+/**
+ * Where a bucket's time continues from: its own, or now when that is in the past (a full bucket). A time more
+ * than a whole period ahead cannot come from this clock (an allowed take ends at most a period ahead): it was
+ * written by a clock that ran ahead or has since been set back, so the bucket starts afresh rather than stay
+ * shut until that clock's time arrives.
+ */
+const BASE = `CASE WHEN b.tat > $2::timestamptz + $4 * interval '1 millisecond' THEN $2::timestamptz ELSE GREATEST(b.tat, $2::timestamptz) END`;
+/** Whole requests in a fraction of the period; the epsilon absorbs microsecond rounding of `tat`. */
+const whole = (x: number) => Math.floor(x + 1e-6);
 
-  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const w = this.window();
-    const { rows } = await this.db.pool.query(`SELECT hits FROM rate_limits WHERE key = $1 AND window_start = $2`, [key, w.start]);
-    return rows[0] ? { totalHits: rows[0].hits, resetTime: w.reset } : undefined;
-  }
-
-  async increment(key: string): Promise<ClientRateLimitInfo> {
-    const w = this.window();
-    const { rows } = await this.db.pool.query(
-      `INSERT INTO rate_limits (key, window_start, hits) VALUES ($1, $2, 1)
-       ON CONFLICT (key, window_start) DO UPDATE SET hits = rate_limits.hits + 1 RETURNING hits`,
-      [key, w.start],
-    );
-    // Old windows are useless: drop them now and then rather than on every request.
-    if (Math.random() < 0.01)
-      void this.db.pool
-        .query(`DELETE FROM rate_limits WHERE window_start < $1`, [new Date(w.start.getTime() - this.windowMs)])
-        .catch(() => {});
-    return { totalHits: rows[0].hits, resetTime: w.reset };
-  }
-
-  async decrement(key: string): Promise<void> {
-    await this.db.pool.query(`UPDATE rate_limits SET hits = GREATEST(hits - 1, 0) WHERE key = $1 AND window_start = $2`, [
-      key,
-      this.window().start,
-    ]);
-  }
-
-  async resetKey(key: string): Promise<void> {
-    await this.db.pool.query(`DELETE FROM rate_limits WHERE key = $1`, [key]);
-  }
+/** The refill interval in whole microseconds (Postgres's precision), and the period as `limit` of them. */
+function steps(rate: Rate) {
+  const interval = Math.round((rate.periodMs * 1000) / rate.limit) / 1000;
+  return { interval, period: interval * rate.limit };
 }
 
-const stores = new WeakMap<AppDeps, PostgresStore>();
+/** A bucket whose time lies in the past is full, like one without a row: such rows are deleted now and then. */
+const PRUNE_EVERY = 200;
+const PRUNE_BATCH = 1000;
+let takes = 0;
 
-/** One store per app's dependencies (tests run several apps, each on its own schema). */
-export function rateLimitStore(deps: AppDeps, windowMs = 60_000): PostgresStore {
-  let store = stores.get(deps);
-  if (!store) {
-    store = new PostgresStore(deps.db, deps.now);
-    store.init({ windowMs });
-    stores.set(deps, store);
+/**
+ * Takes one request from the bucket `key`, in one statement: the conditional upsert is atomic, concurrent
+ * requests of one key queue on its row. `now` is the caller's clock (ms; injectable in tests).
+ */
+export async function take(db: Db, key: string, rate: Rate, now: number): Promise<Take> {
+  const { interval, period } = steps(rate);
+  // `current` reads the statement's snapshot: the row as it was when a refused request found it.
+  const { rows } = await db.pool.query<{ taken: number | null; current: number | null }>(
+    `WITH taken AS (
+       INSERT INTO rate_limit_buckets AS b (key, tat) VALUES ($1, $2::timestamptz + $3 * interval '1 millisecond')
+       ON CONFLICT (key) DO UPDATE SET tat = ${BASE} + $3 * interval '1 millisecond'
+        WHERE ${BASE} + $3 * interval '1 millisecond' <= $2::timestamptz + $4 * interval '1 millisecond'
+       RETURNING tat)
+     SELECT (SELECT ${MS} FROM taken) AS taken, (SELECT ${MS} FROM rate_limit_buckets WHERE key = $1) AS current`,
+    [key, new Date(now), interval, period],
+  );
+  if (++takes % PRUNE_EVERY === 0) void prune(db, now).catch(() => {});
+  const { taken, current } = rows[0]!;
+  if (taken !== null) {
+    const ahead = taken - now;
+    return { allowed: true, remaining: whole((period - ahead) / interval), resetMs: ahead, retryAfterMs: 0 };
   }
-  return store;
+  // No row visible to the snapshot: another request created it meanwhile; it is full for one interval.
+  const tat = current ?? now + period;
+  return { allowed: false, remaining: 0, resetMs: tat - now, retryAfterMs: Math.max(1, tat + interval - period - now) };
+}
+
+/** Whether a request could be taken from `key` now, without taking it (for budgets spent only on failure). */
+export async function peek(db: Db, key: string, rate: Rate, now: number): Promise<Take> {
+  const { interval, period } = steps(rate);
+  const { rows } = await db.pool.query<{ tat: number }>(`SELECT ${MS} AS tat FROM rate_limit_buckets WHERE key = $1`, [key]);
+  const stored = rows[0]?.tat ?? now;
+  const tat = stored > now + period ? now : Math.max(stored, now); // as BASE
+  const ahead = tat - now;
+  const allowed = ahead + interval <= period;
+  return {
+    allowed,
+    remaining: Math.max(0, whole((period - ahead) / interval)),
+    resetMs: ahead,
+    retryAfterMs: allowed ? 0 : tat + interval - period - now,
+  };
+}
+
+/** Deletes full buckets (time in the past), a batch at a time; a bucket taken from meanwhile is kept (rechecked under its lock). */
+export async function prune(db: Db, now: number): Promise<number> {
+  const { rowCount } = await db.pool.query(
+    `DELETE FROM rate_limit_buckets WHERE tat < $1 AND key IN (SELECT key FROM rate_limit_buckets WHERE tat < $1 LIMIT ${PRUNE_BATCH})`,
+    [new Date(now)],
+  );
+  return rowCount ?? 0;
 }

@@ -1,56 +1,138 @@
-import { createHash } from "node:crypto";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { rateLimiter } from "hono-rate-limiter";
+import ipaddr from "ipaddr.js";
 import { createMiddleware } from "hono/factory";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../../core/deps.js";
-import { DomainError } from "../../core/errors.js";
+import { RateLimited } from "../../core/errors.js";
+import { findMerchant } from "../../modules/merchants/authenticate.js";
+import { TOO_MANY_LOGINS } from "../../modules/merchants/login-throttle.js";
 import type { AppEnv } from "../context.js";
-import { rateLimitStore } from "./rate-limit-store.js";
+import { keyCaller } from "./api-key.js";
+import { peek, take, type Rate, type Take } from "./rate-limit-store.js";
 
-/** The caller's address: the socket's, or behind a proxy without one, the first X-Forwarded-For. */
-export const clientIp = (c: Context) => {
+export const MINUTE = 60_000;
+
+type Limit = { limit: number; by: "merchant" | "ip"; message?: string };
+
+/**
+ * The spec's limits ("Limits", interface.md) and ours, per minute. A scope is one budget: the REST route(s)
+ * and the GraphQL field of the same operation take from the same bucket. `merchant` budgets belong to the
+ * merchant account (every API key of it together); a request whose key does not resolve counts per IP.
+ */
+export const LIMITS = {
+  /** POST /payments, GraphQL createPayment. */
+  "payments.create": { limit: 100, by: "merchant" },
+  /** GET /balance, GraphQL balance. */
+  balance: { limit: 60, by: "merchant" },
+  /** POST /v1/payments/{id}/recover, GraphQL recoverFunds (docs/unexpected-funds.md). */
+  "payments.recover": { limit: 10, by: "merchant" },
+  /** Every /vault/v1/config* route, GraphQL vaultConfig. */
+  "vault.config": { limit: 100, by: "merchant" },
+  /** POST /vault/v1/users. */
+  "vault.users.create": { limit: 100, by: "merchant" },
+  /** GET /vault/v1/users, GraphQL vaultUser. */
+  "vault.users.read": { limit: 1000, by: "merchant" },
+  /** GET /vault/v1/deposits, GraphQL vaultDeposits. */
+  "vault.deposits": { limit: 100, by: "merchant" },
+  /** POST /vault/v1/deposits/{id}/recover. */
+  "vault.deposits.recover": { limit: 100, by: "merchant" },
+  /** GET /vault/v1/business/{publicId}/tokens (public). */
+  "vault.public-tokens": { limit: 60, by: "ip" },
+  /** POST /auth/login: attempts, whatever their outcome (each costs a password hash). */
+  "auth.login": { limit: 20, by: "ip", message: TOO_MANY_LOGINS },
+} as const satisfies Record<string, Limit>;
+
+export type Scope = keyof typeof LIMITS;
+
+/** Whose bucket a request takes from. */
+export type Holder = { merchantId: string } | { ip: string };
+
+// Proxies on these networks are believed about the client's address (X-Forwarded-For); nobody else is.
+const PROXY_RANGES = new Set(["loopback", "private", "linkLocal", "uniqueLocal"]);
+
+const parse = (s: string) => (ipaddr.isValid(s) ? ipaddr.process(s) : undefined);
+
+/**
+ * The caller's address. Direct callers are their socket's address. When the socket is a proxy on a loopback
+ * or private network (or there is none, as in `app.request`), the rightmost X-Forwarded-For entry that is
+ * not such a proxy: proxies append, so entries left of it may be forged.
+ */
+export function clientIp(c: Context): string {
+  let socket: string | undefined;
   try {
-    return getConnInfo(c).remote.address ?? "unknown";
+    socket = getConnInfo(c).remote.address;
   } catch {
-    return c.req.header("x-forwarded-for")?.split(",")[0]?.trim() ?? "unknown";
+    // No socket (app.request in tests).
   }
-};
+  const peer = socket ? parse(socket) : undefined;
+  if (peer && !PROXY_RANGES.has(peer.range())) return peer.toString();
+  const hops = (c.req.header("x-forwarded-for") ?? "").split(",").map((s) => s.trim());
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = parse(hops[i]!);
+    if (hop && (!PROXY_RANGES.has(hop.range()) || i === 0)) return hop.toString();
+  }
+  return peer?.toString() ?? "unknown";
+}
 
-/** The bucket a caller counts in: its API key (stored only hashed), else its address. */
-export function rateLimitBucket(apiKey: string | undefined, ip: string): string {
-  return apiKey ? `k:${createHash("sha256").update(apiKey).digest("hex").slice(0, 32)}` : `ip:${ip}`;
+/** An address as a bucket owner: IPv4 as is, IPv6 by its /64 (one host usually holds the whole /64). */
+export function ipBucket(ip: string): string {
+  const a = parse(ip);
+  if (!a) return "unknown";
+  if (a.kind() === "ipv4") return a.toString();
+  return `${(a as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((p) => p.toString(16))
+    .join(":")}::/64`;
+}
+
+const bucketKey = (scope: string, who: Holder) =>
+  "merchantId" in who ? `m:${who.merchantId}:${scope}` : `ip:${ipBucket(who.ip)}:${scope}`;
+
+export const rateOf = (limit: number): Rate => ({ limit, periodMs: MINUTE });
+
+/** Takes one request of `scope` from `who`'s bucket. */
+export function takeFor(deps: AppDeps, scope: Scope, who: Holder): Promise<Take> {
+  return take(deps.db, bucketKey(scope, who), rateOf(LIMITS[scope].limit), deps.now());
+}
+
+/** Takes one request from a bucket of the caller's address outside the scopes above (api/middleware/ip-limits.ts). */
+export function takeForIp(deps: AppDeps, name: string, ip: string, limit: number): Promise<Take> {
+  return take(deps.db, bucketKey(name, { ip }), rateOf(limit), deps.now());
+}
+
+/** Whether `ip` could take one request from that bucket, without taking it (budgets spent only on failure). */
+export function peekForIp(deps: AppDeps, name: string, ip: string, limit: number): Promise<Take> {
+  return peek(deps.db, bucketKey(name, { ip }), rateOf(limit), deps.now());
+}
+
+/** Seconds to wait, at least 1. */
+export const retryAfterSeconds = (t: Take) => Math.max(1, Math.ceil(t.retryAfterMs / 1000));
+
+/** draft-7 `RateLimit` and `RateLimit-Policy` headers of a take. */
+export function setRateLimitHeaders(c: Context, limit: number, t: Take) {
+  c.header("RateLimit-Policy", `${limit};w=${MINUTE / 1000}`);
+  c.header("RateLimit", `limit=${limit}, remaining=${t.remaining}, reset=${Math.max(0, Math.ceil(t.resetMs / 1000))}`);
+}
+
+/** The holder of a request's budget: the merchant of its `x-api-key` (looked up once per request), else its address. */
+async function holderOf(c: Context<AppEnv>, by: "merchant" | "ip"): Promise<Holder> {
+  if (by === "merchant") {
+    const merchant = c.var.merchant ?? (await findMerchant(c.var.deps, keyCaller(c)));
+    if (merchant) return { merchantId: merchant.id };
+  }
+  return { ip: clientIp(c) };
 }
 
 /**
- * Per-minute limits of the spec, keyed by API key (or by IP for public routes), counted in
- * Postgres so the limit holds across API replicas. 429 with `{error}` and draft-7
- * `RateLimit`/`RateLimit-Policy` and `Retry-After` headers.
+ * A route's limit (LIMITS): 429 `Too many requests` beyond it, thrown so the route family's error body
+ * applies, with draft-7 `RateLimit` / `RateLimit-Policy` and `Retry-After` headers.
  */
-export function perMinute(limit: number, by: "key" | "ip" = "key"): MiddlewareHandler<AppEnv> {
-  // Routes are defined once, apps (and databases) can be several: one limiter per app's deps.
-  const limiters = new WeakMap<AppDeps, MiddlewareHandler<AppEnv>>();
-  const scope = `${by}:${limit}`;
+export function rateLimit(scope: Scope): MiddlewareHandler<AppEnv> {
+  const { limit, by, message }: Limit = LIMITS[scope];
   return createMiddleware<AppEnv>(async (c, next) => {
-    const deps = c.var.deps;
-    let limiter = limiters.get(deps);
-    if (!limiter) {
-      limiter = rateLimiter<AppEnv>({
-        windowMs: 60_000,
-        limit,
-        standardHeaders: "draft-7",
-        store: rateLimitStore(deps),
-        keyGenerator: (c) => {
-          const key = c.req.header("x-api-key");
-          return `${scope}:${c.req.routePath}:${rateLimitBucket(by === "key" ? key : undefined, clientIp(c))}`;
-        },
-        // Thrown, so the route family's error body applies (`{error}`, or `{success: false, error}` on the Vault).
-        handler: () => {
-          throw new DomainError("rate_limited", "Too many requests");
-        },
-      });
-      limiters.set(deps, limiter);
-    }
-    return limiter(c, next);
+    const t = await takeFor(c.var.deps, scope, await holderOf(c, by));
+    setRateLimitHeaders(c, limit, t);
+    if (!t.allowed) throw new RateLimited(retryAfterSeconds(t), message);
+    await next();
   });
 }

@@ -1,15 +1,25 @@
 import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { UnsupportedMedia } from "../../core/errors.js";
 import { login, logout, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
 import { errorsAs } from "../errors.js";
+import { jsonBody } from "../middleware/input.js";
+import { clientIp, ipBucket, rateLimit } from "../middleware/rate-limit.js";
+import { sameOrigin } from "../middleware/same-origin.js";
 import type { AppEnv } from "../context.js";
 
-/** Dashboard login: POST /auth/login sets the session cookie accepted by GET /v1/payments. */
+/**
+ * Dashboard login: POST /auth/login sets the session cookie accepted by GET /v1/payments. Both routes change
+ * cookie state, so both must come from our own origin (403 otherwise: login CSRF, forced logout).
+ */
 export const auth = new Hono<AppEnv>()
-  .use(errorsAs("plain"))
-  .post("/login", async (c) => {
+  .use(errorsAs("plain"), sameOrigin)
+  // JSON only: an HTML form can send text/plain or form bodies across sites without a preflight, never JSON.
+  .post("/login", rateLimit("auth.login"), async (c) => {
     const deps = c.var.deps;
-    const session = await login(deps, await c.req.json().catch(() => null));
+    if (!/^application\/json\b/i.test(c.req.header("content-type") ?? ""))
+      throw new UnsupportedMedia("Content-Type must be application/json");
+    const session = await login(deps, await jsonBody(c, { invalid: "Invalid form data" }), ipBucket(clientIp(c)));
     setCookie(c, SESSION_COOKIE, session.token, {
       httpOnly: true,
       secure: deps.config.NODE_ENV === "production",

@@ -1,27 +1,11 @@
-import { scrypt, randomBytes, timingSafeEqual } from "node:crypto";
-import { promisify } from "node:util";
 import type { Db } from "../../db/client.js";
 import { apiKeys, merchants } from "../../db/schema.js";
 import { generateApiKey } from "./api-keys.js";
-
-const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
+import { hashPassword } from "./passwords.js";
 
 /** Platform fee by merchant type (spec: direct 1%, Member plan 0%, others 0.25-1%). */
 export const MERCHANT_TYPES = { direct: 100, member: 0, partner: 50 } as const;
 export type MerchantType = keyof typeof MERCHANT_TYPES;
-
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt, 32);
-  return `scrypt$${salt.toString("hex")}$${key.toString("hex")}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [, saltHex, keyHex] = stored.split("$");
-  if (!saltHex || !keyHex) return false;
-  const key = await scryptAsync(password, Buffer.from(saltHex, "hex"), 32);
-  return timingSafeEqual(key, Buffer.from(keyHex, "hex"));
-}
 
 export async function createMerchant(
   db: Db,

@@ -3,7 +3,17 @@ import type { AppDeps } from "../../core/deps.js";
 import { Invalid, Unauthorized } from "../../core/errors.js";
 import type { Db } from "../../db/client.js";
 import { hashToken, newToken } from "./api-keys.js";
-import { hashPassword, verifyPassword } from "./merchants.js";
+import {
+  ACCOUNT_THROTTLE,
+  ADDRESS_THROTTLE,
+  accountKey,
+  addressKey,
+  checkNotLocked,
+  clearFailures,
+  recordFailure,
+  reserveAttempt,
+} from "./login-throttle.js";
+import { hashPassword, verifyPassword } from "./passwords.js";
 
 /** Dashboard session cookie: an opaque random token; only its SHA-256 is stored. */
 export const SESSION_COOKIE = "cp_session";
@@ -39,17 +49,36 @@ const loginForm = z.object({ email: z.string().min(1), password: z.string().min(
 /** Checked when no account matches, so an unknown e-mail costs as much as a wrong password (no account discovery by timing). */
 let dummyHash: Promise<string> | undefined;
 
-/** Dashboard login (`POST /auth/login`): `{email, password}` → a new session. Throws Invalid or Unauthorized. */
+/**
+ * Dashboard login (`POST /auth/login`): `{email, password}` from a client address (`from`) → a new session.
+ * Throws Invalid, RateLimited (`Too many login attempts`, login-throttle.ts) or Unauthorized. A hash of
+ * older parameters is replaced by today's once the password matched it.
+ */
 export async function login(
   deps: Pick<AppDeps, "db" | "now">,
   body: unknown,
+  from: string,
 ): Promise<{ merchantId: string; token: string; expiresAt: Date }> {
   const form = loginForm.safeParse(body);
   if (!form.success) throw new Invalid("Invalid form data");
-  const { rows } = await deps.db.pool.query(`SELECT id, password_hash FROM merchants WHERE email = $1`, [form.data.email.toLowerCase()]);
+  const email = form.data.email.toLowerCase();
+  const [account, address] = [accountKey(email), addressKey(from)];
+  await checkNotLocked(deps, address);
+  await reserveAttempt(deps, account, ACCOUNT_THROTTLE);
+  const { rows } = await deps.db.pool.query(`SELECT id, password_hash FROM merchants WHERE email = $1`, [email]);
   const m = rows[0];
-  const ok = await verifyPassword(form.data.password, m?.password_hash ?? (await (dummyHash ??= hashPassword("no account"))));
-  if (!m?.password_hash || !ok) throw new Unauthorized("Invalid email or password");
+  const check = await verifyPassword(form.data.password, m?.password_hash ?? (await (dummyHash ??= hashPassword("no account"))));
+  if (!m?.password_hash || !check.ok) {
+    await recordFailure(deps, address, ADDRESS_THROTTLE);
+    throw new Unauthorized("Invalid email or password");
+  }
+  await clearFailures(deps.db, account);
+  if (check.outdated)
+    await deps.db.pool.query(`UPDATE merchants SET password_hash = $1 WHERE id = $2 AND password_hash = $3`, [
+      await hashPassword(form.data.password),
+      m.id,
+      m.password_hash,
+    ]);
   return { merchantId: m.id, ...(await createSession(deps.db, m.id, deps.now())) };
 }
 

@@ -9,10 +9,20 @@ import { allProcessors } from "../../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
 import { createTestDeps, type TestDeps } from "./deps.js";
 
-/** A controllable clock: real time plus an offset the test can move forward. */
+/** A controllable clock: real time plus an offset the test can move forward, or stopped (`freeze`) until `resume`. */
 export function testClock() {
   let offset = 0;
-  return { now: () => Date.now() + offset, advance: (ms: number) => void (offset += ms) };
+  let frozen: number | undefined;
+  return {
+    now: () => frozen ?? Date.now() + offset,
+    advance: (ms: number) => void (frozen === undefined ? (offset += ms) : (frozen += ms)),
+    /** Stops time, so token-bucket rate limits count exactly (they refill as time passes). */
+    freeze: () => void (frozen ??= Date.now() + offset),
+    resume: () => {
+      if (frozen !== undefined) offset = frozen - Date.now();
+      frozen = undefined;
+    },
+  };
 }
 
 export type TestService = {

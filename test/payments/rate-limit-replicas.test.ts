@@ -1,39 +1,46 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startApiServer } from "../../api/server.js";
 import { createDeps } from "../../core/deps.js";
-import { startTestService, type TestService } from "../helpers/service.js";
+import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
+import { createTestDeps, type TestDeps } from "../helpers/deps.js";
+import { manualClock } from "../webhooks/helpers/fixtures.js";
 
-// Two API replicas on one database share the spec's limits (GET /balance: 60 requests/minute).
-let svc: TestService;
-let replica: Awaited<ReturnType<typeof startApiServer>>;
+// Two API replicas on one database share the spec's limits (GET /balance: 60 requests/minute per
+// merchant). The clock stands still unless the test moves it, so the counts are exact.
+const clock = manualClock();
+let deps: TestDeps;
 let replicaDeps: ReturnType<typeof createDeps>;
+const servers: Awaited<ReturnType<typeof startApiServer>>[] = [];
 beforeAll(async () => {
-  svc = await startTestService({ processors: false });
-  replicaDeps = createDeps({ env: svc.deps.env, now: svc.deps.now });
-  replica = await startApiServer(replicaDeps, 0);
+  deps = await createTestDeps({ now: clock.now });
+  replicaDeps = createDeps({ env: deps.env, now: clock.now });
+  servers.push(await startApiServer(deps, 0), await startApiServer(replicaDeps, 0));
 });
 afterAll(async () => {
-  await replica?.close();
+  for (const s of servers) await s.close();
   await replicaDeps?.db.close();
-  await svc?.stop();
+  await deps?.cleanup();
 });
 
-it("counts a key's requests across replicas", async () => {
-  const m = await svc.newMerchant();
-  const urls = [svc.url, `http://127.0.0.1:${replica.port}/api`];
-  // Windows are whole clock minutes: start at the beginning of one so the 61 requests share it.
-  svc.clock.advance(60_000 - (svc.clock.now() % 60_000) + 10);
-  const statuses: number[] = [];
-  for (let i = 0; i < 61; i++) {
-    const res = await fetch(`${urls[i % 2]}/balance`, { headers: { "x-api-key": m.apiKey } });
-    statuses.push(res.status);
-  }
-  expect(statuses.slice(0, 60).every((s) => s === 200)).toBe(true);
-  expect(statuses[60]).toBe(429);
-  // Another key is not affected, on either replica.
-  const other = await svc.newMerchant();
-  for (const url of urls) expect((await fetch(`${url}/balance`, { headers: { "x-api-key": other.apiKey } })).status).toBe(200);
-  // The next window starts afresh.
-  svc.clock.advance(60_000);
-  expect((await fetch(`${urls[1]}/balance`, { headers: { "x-api-key": m.apiKey } })).status).toBe(200);
+async function newKey() {
+  const m = await createMerchant(deps.db, { name: "Replicated" });
+  return (await createApiKey(deps.db, m.id)).key;
+}
+
+it("counts a merchant's requests across replicas", async () => {
+  const key = await newKey();
+  const urls = servers.map((s) => `http://127.0.0.1:${s.port}/api`);
+  const balance = (i: number, k = key) => fetch(`${urls[i % 2]}/balance`, { headers: { "x-api-key": k } });
+  const statuses = await Promise.all(Array.from({ length: 60 }, async (_, i) => (await balance(i)).status));
+  expect(statuses).toEqual(Array(60).fill(200));
+  for (let i = 0; i < 2; i++) expect((await balance(i)).status).toBe(429);
+  // Another merchant is not affected, on either replica.
+  const other = await newKey();
+  for (let i = 0; i < 2; i++) expect((await balance(i, other)).status).toBe(200);
+  // The bucket refills one request a second (60 a minute), whichever replica takes it.
+  clock.advance(1000);
+  expect((await balance(1)).status).toBe(200);
+  expect((await balance(0)).status).toBe(429);
+  clock.advance(60_000);
+  expect((await Promise.all(Array.from({ length: 60 }, async (_, i) => (await balance(i)).status))).every((s) => s === 200)).toBe(true);
 });
