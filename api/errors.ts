@@ -12,8 +12,10 @@ import type { AppEnv } from "./context.js";
 export const STATUS: Record<ErrorKind, ContentfulStatusCode> = {
   invalid: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
+  too_large: 413,
   unsupported_media: 415,
   rate_limited: 429,
   failed: 500,
@@ -33,8 +35,10 @@ export type ErrorBody = "plain" | "coded" | "result" | "verify" | "vault";
 const CODE_BY_KIND: Record<ErrorKind, string> = {
   invalid: "invalid_request",
   unauthorized: "unauthorized",
+  forbidden: "forbidden",
   not_found: "not_found",
   conflict: "conflict",
+  too_large: "payload_too_large",
   unsupported_media: "unsupported_media_type",
   rate_limited: "rate_limited",
   failed: "internal_error",
@@ -76,6 +80,8 @@ export function domainErrorResponse(c: Context, e: DomainError) {
   const status = STATUS[e.kind];
   const retryAfter = e.details?.retryAfter;
   if (typeof retryAfter === "number") c.header("Retry-After", String(retryAfter));
+  // The unread rest of a refused body is still on the socket: close it, so no client reuses it mid-body.
+  if (e.kind === "too_large") c.header("Connection", "close");
   return c.json(errorBody(family.shape, e.message, e.code ?? CODE_BY_KIND[e.kind]), status);
 }
 
@@ -94,8 +100,10 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 export const GRAPHQL_CODE_BY_STATUS: Record<number, string> = {
   400: "BAD_USER_INPUT",
   401: "UNAUTHENTICATED",
+  403: "FORBIDDEN",
   404: "NOT_FOUND",
   409: "CONFLICT",
+  413: "PAYLOAD_TOO_LARGE",
   415: "UNSUPPORTED_MEDIA_TYPE",
   429: "RATE_LIMITED",
   500: "INTERNAL_SERVER_ERROR",

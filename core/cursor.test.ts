@@ -39,6 +39,9 @@ describe("cursor", () => {
     ["an impossible date", json(["2024-02-30T00:00:00.000000Z", ID])],
     ["hour 24", json(["2024-02-01T24:00:00.000000Z", ID])],
     ["swapped", json([ID, AT])],
+    // Postgres has no year 0; no row of ours predates the epoch.
+    ["year 0", json(["0000-01-01T00:00:00.000000Z", ID])],
+    ["before 1970", json(["1969-12-31T23:59:59.999999Z", ID])],
   ])("refuses %s", (_name, forged) => {
     expect(decodeCursor(forged)).toBeNull();
   });

@@ -48,8 +48,11 @@ export function decodeCursor(s: string): Cursor | null {
   return { at, id };
 }
 
-/** Date.parse rolls impossible dates over (2024-02-30 is March 1st): the instant must read back the same. */
+/**
+ * Date.parse rolls impossible dates over (2024-02-30 is March 1st): the instant must read back the same.
+ * No row predates 1970, and Postgres refuses year 0 (a 500 if it got there).
+ */
 function realInstant(at: string): boolean {
   const ms = Date.parse(at);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 23) === at.slice(0, 23);
+  return ms >= 0 && new Date(ms).toISOString().slice(0, 23) === at.slice(0, 23);
 }

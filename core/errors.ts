@@ -9,8 +9,10 @@
 export type ErrorKind =
   | "invalid" // the request itself is wrong (400)
   | "unauthorized" // no or a bad credential (401)
+  | "forbidden" // refused whoever asks this way, e.g. a cross-site request (403)
   | "not_found" // nothing the caller may see by that id (404)
   | "conflict" // the resource is not in a state that allows it (409)
+  | "too_large" // a body over the documented size limit (413)
   | "unsupported_media" // a body of a type the operation does not read (415)
   | "rate_limited" // over a per-minute limit (429)
   | "failed" // a dependency failed; the message is safe to show (500)
@@ -40,6 +42,11 @@ export class Unauthorized extends DomainError {
     super("unauthorized", message);
   }
 }
+export class Forbidden extends DomainError {
+  constructor(message: string) {
+    super("forbidden", message);
+  }
+}
 export class NotFound extends DomainError {
   constructor(message: string) {
     super("not_found", message);
@@ -48,6 +55,11 @@ export class NotFound extends DomainError {
 export class Conflict extends DomainError {
   constructor(message: string) {
     super("conflict", message);
+  }
+}
+export class TooLarge extends DomainError {
+  constructor(message: string) {
+    super("too_large", message);
   }
 }
 export class UnsupportedMedia extends DomainError {

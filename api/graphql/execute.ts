@@ -10,9 +10,12 @@ import {
 } from "graphql";
 import type { AppDeps } from "../../core/deps.js";
 import { errorJson, maskUnexpected, REQUEST_ERROR_CODES as CODES, requestError, type ErrorJson } from "./errors.js";
+import { jsonProblem } from "../middleware/input.js";
 import { depthLimitRule, MAX_DOCUMENT_BYTES } from "./limits.js";
 import { graphqlContext, rootValue } from "./resolvers.js";
 import { schema } from "./schema.js";
+import { MAX_NESTING, nestingDepth } from "./nesting.js";
+import { noNulTextRule } from "./text-rule.js";
 
 export type GraphqlRequest = {
   method: "GET" | "POST";
@@ -34,8 +37,8 @@ const fail = (status: number, errors: ErrorJson[], headers?: Record<string, stri
 /** Introspection (`__schema`, `__type`) is refused when NODE_ENV is production; `__typename` always works. */
 export const validationRules = (deps: AppDeps) =>
   deps.config.NODE_ENV === "production"
-    ? [...specifiedRules, depthLimitRule, NoSchemaIntrospectionCustomRule]
-    : [...specifiedRules, depthLimitRule];
+    ? [...specifiedRules, depthLimitRule, noNulTextRule, NoSchemaIntrospectionCustomRule]
+    : [...specifiedRules, depthLimitRule, noNulTextRule];
 
 /**
  * One GraphQL-over-HTTP request: size limit, parse, validate (graphql-js's rules plus the depth
@@ -51,6 +54,12 @@ export async function executeGraphql(deps: AppDeps, req: GraphqlRequest): Promis
   const bytes = Buffer.byteLength(req.query, "utf8");
   if (bytes > MAX_DOCUMENT_BYTES)
     return fail(413, [requestError(`Document too large: ${bytes} bytes (limit ${MAX_DOCUMENT_BYTES})`, CODES.tooLarge)]);
+
+  const problem = req.variables == null ? null : jsonProblem(req.variables);
+  if (problem) return fail(400, [requestError(`variables: ${problem}`, CODES.badRequest)]);
+
+  if (nestingDepth(req.query) > MAX_NESTING)
+    return fail(400, [requestError(`Document nested deeper than ${MAX_NESTING} levels`, CODES.parse)]);
 
   let document: DocumentNode;
   try {
@@ -77,6 +86,7 @@ export async function executeGraphql(deps: AppDeps, req: GraphqlRequest): Promis
         CODES.badRequest,
       ),
     ]);
+  if (operation.operation === "subscription") return fail(400, [requestError("Subscriptions are not supported", CODES.badRequest)]);
   // GraphQL over HTTP: GET may not change anything.
   if (req.method === "GET" && operation.operation !== "query")
     return fail(405, [requestError(`Can only perform a ${operation.operation} operation from a POST request.`, CODES.method)], {

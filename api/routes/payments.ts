@@ -10,17 +10,21 @@ import { verifyPayment } from "../../modules/payments/verify.js";
 import { withdrawPayment } from "../../modules/payments/withdraw.js";
 import { errorsAs } from "../errors.js";
 import { keyCaller, requireApiKey } from "../middleware/api-key.js";
-import { perMinute } from "../middleware/rate-limit.js";
+import { jsonBody, queryOf } from "../middleware/input.js";
+import { rateLimit } from "../middleware/rate-limit.js";
 import type { AppEnv } from "../context.js";
 
 /** /payments: creation (API key) and redirect verification (public; the hash is the proof). */
 export const payments = new Hono<AppEnv>()
-  .post("/", perMinute(100), errorsAs("plain", "Failed to create payment"), async (c) => {
-    const body = await c.req.json().catch(() => undefined);
+  .post("/", rateLimit("payments.create"), errorsAs("plain", "Failed to create payment"), async (c) => {
+    const body = await jsonBody(c, { invalid: "Invalid form data", anyContentType: true });
     const { url } = await createPayment(c.var.deps, keyCaller(c), body);
     return c.json({ url });
   })
-  .get("/verify", errorsAs("verify"), async (c) => c.json(await verifyPayment(c.var.deps, c.req.query("id"), c.req.query("hash"))));
+  .get("/verify", errorsAs("verify"), async (c) => {
+    const q = queryOf(c);
+    return c.json(await verifyPayment(c.var.deps, q.id, q.hash));
+  });
 
 /**
  * /v1/payments: the list (API key, or the dashboard's session cookie), manual withdraw of a partial payment,
@@ -29,19 +33,19 @@ export const payments = new Hono<AppEnv>()
 export const paymentsV1 = new Hono<AppEnv>()
   .get("/", errorsAs("coded"), async (c) => {
     const caller = c.req.header("x-api-key") ? keyCaller(c) : { session: getCookie(c, SESSION_COOKIE) };
-    return c.json(await listPayments(c.var.deps, caller, c.req.query()));
+    return c.json(await listPayments(c.var.deps, caller, queryOf(c)));
   })
   // The key is checked before the result envelope applies: a 401 here is `{error}`, as it always was.
   .post("/:id/withdraw", requireApiKey(), errorsAs("result"), async (c) =>
     c.json({ success: true, error: null, data: await withdrawPayment(c.var.deps, keyCaller(c), c.req.param("id")) }),
   )
-  // The operator pays each recovery's gas: 10 requests a minute per key (docs/unexpected-funds.md).
-  .post("/:id/recover", requireApiKey(), errorsAs("result"), perMinute(10), async (c) => {
-    const body = await c.req.json().catch(() => undefined);
+  // The operator pays each recovery's gas: 10 requests a minute per merchant (docs/unexpected-funds.md).
+  .post("/:id/recover", requireApiKey(), errorsAs("result"), rateLimit("payments.recover"), async (c) => {
+    const body = await jsonBody(c);
     return c.json({ success: true, error: null, data: await recoverFunds(c.var.deps, keyCaller(c), c.req.param("id"), body) });
   });
 
 /** GET /balance (the Gas Tank, USDT with 6 decimals, and beyond the spec where to fund it) and GET /promo-status. */
 export const account = new Hono<AppEnv>()
-  .get("/balance", perMinute(60), async (c) => c.json(await getBalance(c.var.deps, keyCaller(c))))
+  .get("/balance", rateLimit("balance"), async (c) => c.json(await getBalance(c.var.deps, keyCaller(c))))
   .get("/promo-status", async (c) => c.json(await getPromoStatus(c.var.deps, keyCaller(c))));

@@ -1,5 +1,4 @@
 import { Hono, type Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -9,20 +8,17 @@ import { addVaultToken, publicVaultTokens, removeVaultToken } from "../../module
 import { deleteVaultWebhook, getVaultWebhook, putVaultWebhook, regenerateVaultWebhook } from "../../modules/vault/webhooks.js";
 import { errorsAs } from "../errors.js";
 import { keyCaller } from "../middleware/api-key.js";
-import { jsonBody } from "../middleware/json-body.js";
-import { perMinute } from "../middleware/rate-limit.js";
+import { jsonBody } from "../middleware/input.js";
+import { rateLimit } from "../middleware/rate-limit.js";
 import type { AppEnv } from "../context.js";
 
 /**
  * The Vault's configuration (mounted at /vault/v1): /config, /config/tokens, /config/webhooks (API key, 100
- * requests a minute per key for all of them together) and the public /business/{publicId}/tokens (60 a
+ * requests a minute per merchant for all of them together) and the public /business/{publicId}/tokens (60 a
  * minute per IP). Success is `{success: true, data}`, errors `{success: false, error}` (api/errors.ts).
  * Middleware is registered on these paths only: the users and deposits routes share the /vault/v1 prefix.
  */
 export const vaultConfig = new Hono<AppEnv>();
-
-/** Largest request body of a config route: 50 tokens fit many times over. */
-export const VAULT_BODY_LIMIT = 16 * 1024;
 
 const ok = (c: Context<AppEnv>, data: unknown, status: ContentfulStatusCode = 200) => c.json({ success: true, data }, status);
 
@@ -32,17 +28,8 @@ export const requireVaultKey = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-// "/config/*" also matches "/config": one rate-limit bucket per key for every config endpoint.
-vaultConfig.use(
-  "/config/*",
-  errorsAs("vault"),
-  requireVaultKey,
-  perMinute(100, "key"),
-  bodyLimit({
-    maxSize: VAULT_BODY_LIMIT,
-    onError: (c) => c.json({ success: false, error: `Request body too large (limit ${VAULT_BODY_LIMIT} bytes)` }, 413),
-  }),
-);
+// "/config/*" also matches "/config": one rate-limit bucket per merchant for every config endpoint.
+vaultConfig.use("/config/*", errorsAs("vault"), requireVaultKey, rateLimit("vault.config"));
 
 /** POST /config: creates the key's vault (once), 201. */
 vaultConfig.post("/config", async (c) => ok(c, await createVault(c.var.deps, keyCaller(c), await jsonBody(c)), 201));
@@ -75,7 +62,7 @@ vaultConfig.delete("/config/webhooks", async (c) => ok(c, await deleteVaultWebho
 vaultConfig.get(
   "/business/:publicId/tokens",
   errorsAs("vault"),
-  perMinute(60, "ip"),
+  rateLimit("vault.public-tokens"),
   cors({ origin: "*", allowMethods: ["GET"] }),
   async (c) => c.json(await publicVaultTokens(c.var.deps, c.req.param("publicId"))),
 );

@@ -1,10 +1,11 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { Invalid, UnsupportedMedia } from "../../core/errors.js";
+import { UnsupportedMedia } from "../../core/errors.js";
 import { deleteWebhook, getWebhook, putWebhook, regenerateWebhookSecret } from "../../modules/webhooks/config.js";
 import { getDelivery, listDeliveries, resendDelivery } from "../../modules/webhooks/deliveries.js";
 import { errorsAs } from "../errors.js";
 import { requireApiKey } from "../middleware/api-key.js";
+import { jsonBody, queryOf } from "../middleware/input.js";
 import type { AppEnv } from "../context.js";
 
 /**
@@ -14,11 +15,6 @@ import type { AppEnv } from "../context.js";
 export const webhooks = new Hono<AppEnv>();
 
 const ok = (c: Context<AppEnv>, data: unknown, status: ContentfulStatusCode = 200) => c.json({ success: true, error: null, data }, status);
-
-const jsonBody = (c: Context<AppEnv>): Promise<unknown> =>
-  c.req.json().catch(() => {
-    throw new Invalid("Invalid JSON body");
-  });
 
 webhooks.use(
   "*",
@@ -31,7 +27,11 @@ webhooks.get("/", async (c) => ok(c, await getWebhook(c.var.deps, c.var.merchant
 
 /** PUT /v1/webhooks: creates (201, whole secret) or updates (200, masked secret). */
 webhooks.put("/", async (c) => {
-  const r = await putWebhook(c.var.deps, { merchantId: c.var.merchant.id, apiKey: c.var.apiKey }, await jsonBody(c));
+  const r = await putWebhook(
+    c.var.deps,
+    { merchantId: c.var.merchant.id, apiKey: c.var.apiKey },
+    await jsonBody(c, { anyContentType: true }),
+  );
   return ok(c, r.webhook, r.created ? 201 : 200);
 });
 
@@ -48,7 +48,7 @@ webhooks.delete("/", async (c) => ok(c, await deleteWebhook(c.var.deps, c.var.me
 const payments = (c: Context<AppEnv>) => ({ merchantId: c.var.merchant.id, kind: "payment" as const });
 
 /** GET /v1/webhooks/deliveries: the delivery log, newest first (?limit&cursor&status&paymentId&event). */
-webhooks.get("/deliveries", async (c) => ok(c, await listDeliveries(c.var.deps.db, payments(c), c.req.query())));
+webhooks.get("/deliveries", async (c) => ok(c, await listDeliveries(c.var.deps.db, payments(c), queryOf(c))));
 
 /** GET /v1/webhooks/deliveries/:id: one delivery with its payload and every attempt. */
 webhooks.get("/deliveries/:id", async (c) => ok(c, await getDelivery(c.var.deps.db, c.req.param("id"), payments(c))));

@@ -39,11 +39,13 @@ async function resolveToken(deps: AppDeps, chainId: number, address: Address): P
   if (address.toLowerCase() === zeroAddress || !acceptsCustomTokens(chainId)) return null;
   const meta = await readContractMetadata(deps.clients.get(chainId)!, address).catch(() => null);
   if (!meta?.symbol) return null;
+  // The oracle prices by symbol, which any contract can claim: only an operator-trusted custom token may use it.
+  const trusted = deps.config.ORACLE_TRUSTED_TOKENS.includes(`${chainId}:${address.toLowerCase()}`);
   return {
     symbol: meta.symbol,
     decimals: meta.decimals,
     kind: "token",
-    oracleSymbol: meta.symbol.toUpperCase(),
+    oracleSymbol: trusted ? meta.symbol.toUpperCase() : "",
     address: getAddress(address),
   };
 }

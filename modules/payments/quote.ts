@@ -1,6 +1,7 @@
 import type { AppDeps, Merchant } from "../../core/deps.js";
 import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
-import { Unavailable } from "../../core/errors.js";
+import { Invalid, Unavailable } from "../../core/errors.js";
+import { MAX_UINT256 } from "../../core/money.js";
 import { computeFees, feeModeOf, gasFeeUsd18 } from "./fees.js";
 import { PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd, type PriceSource } from "../pricing/resolve.js";
 import { promoApplies } from "./promo.js";
@@ -74,6 +75,8 @@ export async function quotePayment(
     gasFeeUsd18: gasUsd18,
     mode: feeModeOf({ gasless, payerCoversFee: q.payerCoversFee }),
   });
+  // The payer must be able to send what is due: amount plus fees above uint256 could never be paid.
+  if (fees.dueUnits > MAX_UINT256) throw new Invalid("Amount must be a positive number");
   return {
     priceUsd: price.priceUsd,
     priceSource: price.source,

@@ -5,12 +5,16 @@ import { Invalid } from "../../core/errors.js";
 import { parsePositiveAmount } from "../../core/money.js";
 import { parseCustomPriceUsd } from "../pricing/resolve.js";
 
+/** The last instant a JavaScript Date can hold (year 275760). */
+const MAX_DATE_MS = 8_640_000_000_000_000;
+
 /** Shape and limits of POST /payments; any violation is `Invalid form data`. String limits count characters (code points). */
 const body = z.object({
   merchant: z.string(),
   chainId: z.union([z.string(), z.number().int()]).transform(String),
   token: z.string(),
-  amount: z.union([z.string(), z.number()]).transform(String),
+  // Strings only, as the spec types them: a JSON number is a float and money never is one.
+  amount: z.string(),
   orderId: z.string().min(1).max(100),
   description: z.string().max(200).optional().nullable(),
   redirectUrl: z
@@ -18,15 +22,15 @@ const body = z.object({
     .max(2000)
     .optional()
     .nullable(),
-  expiresAt: z.number().int().positive().optional().nullable(),
+  // Unix ms within the JavaScript (and Postgres) date range.
+  expiresAt: z.number().int().positive().max(MAX_DATE_MS).optional().nullable(),
   blockConfirmations: z.number().int().min(1).max(100).optional().nullable(),
   gasless: z.boolean().optional().nullable(),
   payerCoversFee: z.boolean().optional().nullable(),
   // A form field: a price that is not a positive decimal of at most 18 fraction digits is
   // `Invalid form data`, reported before the address checks.
   customPriceUsd: z
-    .union([z.string(), z.number()])
-    .transform(String)
+    .string()
     .refine((v) => parseCustomPriceUsd(v) !== null)
     .optional()
     .nullable(),
@@ -70,7 +74,7 @@ export function validateCreatePayment(raw: unknown, ctx: ValidationContext): Cre
   const chainId = /^\d+$/.test(b.chainId) ? Number(b.chainId) : NaN;
   const running = ctx.chains.find((c) => c.chainId === chainId);
   if (!running?.factory) throw new Invalid("Invalid network selected");
-  const amount = b.amount.trim();
+  const amount = b.amount;
   // A registry token's decimals are known now; a custom token's are read from its contract at
   // creation (create.ts parses again then), so until then the amount is read at its own precision.
   // Either way no amount above uint256 smallest units gets through.

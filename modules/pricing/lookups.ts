@@ -50,7 +50,7 @@ export async function tokenPrice(deps: LookupDeps, q: Query) {
   const symbolRaw = q.symbol?.trim();
   const symbol = symbolRaw ? symbolRaw.toUpperCase() : null;
   if (!chainInfo(chainId)) throw new NotFound("Price not available for this token");
-  const r = await lookupTokenPrice({ deps, chainId, token: { address, symbol, kind: "token" } });
+  const r = await lookupTokenPrice({ deps, chainId, token: { address, symbol, kind: "token", oracleSymbol: symbol } });
   if (r.status === "unavailable") throw new Failed("Failed to fetch token price");
   if (r.status === "none") throw new NotFound("Price not available for this token");
   return { chainId, address, symbol, priceUsd: r.price.priceUsd, source: r.price.source, timestamp: new Date(deps.now()).toISOString() };

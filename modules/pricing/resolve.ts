@@ -10,6 +10,7 @@ import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
  *   stablecoins (registry kind "stablecoin")  -> "1"                        source `stablecoin`
  *   (1) price index provider by chain+address -> if a valid non-zero price   source `indexer`
  *   (2) on-chain oracle by oracle symbol      -> if non-zero                 source `trusted_oracle`
+ *       (registry tokens and operator-trusted ones only: see PriceToken.oracleSymbol)
  *   (3) customPriceUsd                        -> a positive decimal string   source `custom`
  *   otherwise no price.
  * customPriceUsd is ignored whenever (1) or (2) has a price. Only the registry's kind makes a
@@ -55,11 +56,15 @@ export class PriceUnavailableError extends Error {
 export type PriceToken = {
   /** Contract address; the zero address for a native coin. */
   address: string;
-  /** Token symbol (from the registry or the contract); null/undefined skips the oracle unless oracleSymbol is set. */
+  /** Token symbol (from the registry or the contract), for display. */
   symbol?: string | null;
   kind: TokenKind;
-  /** Registry `oracleSymbol` (USDT0 -> USDT); defaults to the normalized symbol. */
-  oracleSymbol?: string;
+  /**
+   * The oracle symbol that prices this address (registry `oracleSymbol`, USDT0 -> USDT; an operator-trusted custom
+   * token's symbol; the symbol a caller of GET /tokens/price names). Absent or empty: the oracle is not asked, since a
+   * contract's own symbol proves nothing.
+   */
+  oracleSymbol?: string | null;
 };
 
 export type ResolveArgs = {
@@ -94,8 +99,8 @@ export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> 
     if (r.status === "error") errors.push(`price index: ${r.error}`);
   }
 
-  // (2) on-chain oracle by symbol
-  const symbol = token.oracleSymbol ?? token.symbol;
+  // (2) on-chain oracle by the symbol the caller trusts for this address
+  const symbol = token.oracleSymbol;
   if (symbol && normalizeOracleSymbol(symbol)) {
     try {
       const o = await readOraclePrice(deps, symbol, { chainId });

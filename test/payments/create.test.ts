@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseUnits, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createApiKey } from "../../modules/merchants/merchants.js";
@@ -327,6 +327,8 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
     ["JSON null", "null", FORM],
     ["JSON array", "[]", FORM],
     ["JSON string", '"x"', FORM],
+    ["a NUL escaped in a key", '{"order\\u0000Id": "x"}', FORM],
+    ["JSON 40 levels deep", "[".repeat(40) + "]".repeat(40), FORM],
   ])("%s -> 400 %s", async (_n, raw, error) => {
     const res = await post(raw, await rotatingKey());
     expect(res).toMatchObject({ status: 400, body: { error } });
@@ -367,6 +369,18 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
     ["customPriceUsd zero", () => body({ customPriceUsd: "0" })],
     ["customPriceUsd negative", () => body({ customPriceUsd: "-1" })],
     ["customPriceUsd beyond 18 decimals", () => body({ customPriceUsd: "0.0000000000000000001" })],
+    // Issue 10: money is a string, as the spec types it (a JSON number is a float).
+    ["amount a JSON number", () => body({ amount: 5 })],
+    ["amount zero as a number", () => body({ amount: 0 })],
+    ["amount negative number", () => body({ amount: -1 })],
+    ["customPriceUsd a JSON number", () => body({ customPriceUsd: 1.5 })],
+    // Issue 10: NUL characters never reach Postgres (they were a 500).
+    ["NUL in orderId", () => body({ orderId: `order-\u0000-${randomUUID()}` })],
+    ["NUL in description", () => body({ description: "a\u0000b" })],
+    ["NUL in redirectUrl", () => body({ redirectUrl: "https://shop.example/\u0000" })],
+    // Issue 10: beyond the JavaScript date range (were a 500).
+    ["expiresAt 8640000000000001", () => body({ expiresAt: 8640000000000001 })],
+    ["expiresAt 2^53-1", () => body({ expiresAt: 9007199254740991 })],
   ];
   it.each(formCases)("%s -> 400 Invalid form data", async (_n, make) => {
     const res = await post(make(), await rotatingKey());
@@ -392,8 +406,9 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
       bad({ amount }, "Amount must be a positive number"),
     ),
     bad({ amount: "1" + "0".repeat(80) }, "Amount must be a positive number"),
-    bad({ amount: 0 }, "Amount must be a positive number"),
-    bad({ amount: -1 }, "Amount must be a positive number"),
+    // Issue 10: no trimming; the grammar is digits with an optional fraction.
+    bad({ amount: "\t5\n" }, "Amount must be a positive number"),
+    bad({ amount: " 5" }, "Amount must be a positive number"),
   ])("$b -> 400 $error", async ({ b, error }) => {
     const res = await post(body(b as Record<string, unknown>), await rotatingKey());
     expect(res.status).toBe(400);
@@ -425,6 +440,39 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
       expect(res.status, over.amount).toBe(400);
       expect(res.body).toEqual({ error: "Amount must be a positive number" });
     }
+  });
+
+  it("uint256-max units with payerCoversFee: the amount due (amount + fees) would exceed uint256 -> 400, nothing stored", async () => {
+    const m = await svc.newMerchant();
+    const max = ((1n << 256n) - 1n).toString();
+    const amount = `${max.slice(0, -6)}.${max.slice(-6)}`; // USDT has 6 decimals
+    const orderId = `max-${randomUUID()}`;
+    const res = await post(body({ amount, payerCoversFee: true, orderId }), m.apiKey);
+    expect(res).toMatchObject({ status: 400, body: { error: "Amount must be a positive number" } });
+    expect(await listed(m.apiKey, orderId)).toEqual([]);
+  });
+
+  it("a body over 64 KiB -> 413 {error}, declared or streamed, nothing stored", async () => {
+    const m = await svc.newMerchant();
+    const orderId = `big-${randomUUID()}`;
+    const big = JSON.stringify({ ...body({ orderId }), description: "d".repeat(70 * 1024) });
+    const res = await post(big, m.apiKey);
+    expect(res).toEqual(expect.objectContaining({ status: 413, body: { error: "Request body too large (limit 65536 bytes)" } }));
+    // Without a Content-Length (chunked): the reader stops at the limit.
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 100; i++) c.enqueue(new TextEncoder().encode("x".repeat(1024)));
+        c.close();
+      },
+    });
+    const chunked = await fetch(`${svc.url}/payments`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": m.apiKey },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(await listed(m.apiKey, orderId)).toEqual([]);
   });
 
   it("a well-formed address that is no token of the chain -> 400 Invalid Token address format", async () => {
@@ -498,8 +546,12 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
   });
 });
 
-describe("POST /payments: rate limit 100/minute per API key", () => {
-  it("the 101st request of a key in a minute is 429; other keys are unaffected", async () => {
+describe("POST /payments: rate limit 100/minute per merchant", () => {
+  // Stopped time: the bucket refills one creation every 600 ms.
+  beforeEach(() => svc.clock.freeze());
+  afterEach(() => svc.clock.resume());
+
+  it("the 101st request of a merchant in a minute is 429, whichever of its keys sends it; other merchants are unaffected", async () => {
     const m = await svc.newMerchant({ type: "member" });
     const first = await post(body(), m.apiKey);
     expect(first.status).toBe(200);
@@ -524,9 +576,9 @@ describe("POST /payments: rate limit 100/minute per API key", () => {
     const after = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM payments WHERE merchant_id = $1`, [m.id]);
     expect(after.rows[0].n).toBe(100);
 
-    // Another key of the same merchant, and another merchant, still create.
+    // Another key of the same merchant shares the budget; another merchant still creates.
     const second = await createApiKey(svc.deps.db, m.id, "second");
-    expect((await post(body(), second.key)).status).toBe(200);
+    expect((await post(body(), second.key)).status).toBe(429);
     expect((await post(body(), (await svc.newMerchant()).apiKey)).status).toBe(200);
     // Reads are not limited by the creation limit.
     expect((await svc.http("GET", "/v1/payments?limit=1", { apiKey: m.apiKey })).status).toBe(200);

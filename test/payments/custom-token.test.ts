@@ -48,12 +48,12 @@ afterAll(async () => {
 
 const chain = () => svc.deps.chains.find((c) => c.chainId === CHAIN)!;
 
-async function deployToken(decimals: number): Promise<Address> {
+async function deployToken(decimals: number, symbol = "SHOP"): Promise<Address> {
   const h = chainHelpers(chain());
   const deployer = await h.newPayer();
   const hash = await h
     .walletOf(deployer)
-    .deployContract({ abi: testTokenAbi, bytecode: testTokenBytecode, args: ["Shop Coin", "SHOP", decimals] });
+    .deployContract({ abi: testTokenAbi, bytecode: testTokenBytecode, args: ["Shop Coin", symbol, decimals] });
   return getAddress((await h.wait(hash)).contractAddress!);
 }
 
@@ -63,6 +63,21 @@ async function listed(orderId: string) {
 }
 
 describe("custom tokens end to end", () => {
+  // Issue 10: the oracle prices by symbol, which any contract can claim.
+  it("a worthless custom token named ETH does not borrow the oracle's ETH price", async () => {
+    const token = await deployToken(18, "ETH");
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const base = { merchant: to, chainId: String(CHAIN), token, amount: "1", gasless: true };
+    const unpriced = await svc.http("POST", "/payments", { apiKey: shop.apiKey, body: { ...base, orderId: `eth-${Math.random()}` } });
+    expect(unpriced).toMatchObject({ status: 503, body: { error: "Oracle price unavailable" } });
+
+    const orderId = `eth-custom-${Math.random()}`;
+    const priced = await svc.http("POST", "/payments", { apiKey: shop.apiKey, body: { ...base, orderId, customPriceUsd: "0.000001" } });
+    expect(priced.status, JSON.stringify(priced.body)).toBe(200);
+    // Priced by the merchant, so not gasless: fees come from the Gas Tank, never in the worthless token.
+    expect(await listed(orderId)).toMatchObject({ priceSource: "custom", gasless: false });
+  });
+
   it.each([6, 18])("a %i-decimal token priced by customPriceUsd: paid, settled, completed, webhook delivered", async (decimals) => {
     const token = await deployToken(decimals);
     const to = privateKeyToAccount(generatePrivateKey()).address;

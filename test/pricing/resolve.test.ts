@@ -46,7 +46,8 @@ afterAll(async () => {
 });
 beforeEach(() => px.reset());
 
-const custom = (symbol: string | null) => ({ address: CUSTOM, symbol, kind: "token" as const });
+// The resolver asks the oracle by the symbol its caller trusts (oracleSymbol): here, the token's own.
+const custom = (symbol: string | null) => ({ address: CUSTOM, symbol, kind: "token" as const, oracleSymbol: symbol });
 
 describe("resolveTokenPriceUsd (spec order)", () => {
   it("stablecoins are 1.00 without asking anyone", async () => {
