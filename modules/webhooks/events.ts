@@ -25,6 +25,9 @@ export function vaultSubscribed(events: readonly string[], event: VaultEventName
   return events.includes(event) || events.includes("deposit.*");
 }
 
+/** Unknown events named in an error, at most. */
+const MAX_ECHOED = 5;
+
 /**
  * Validates a requested event list against the allowed names: unknown names are an error, duplicates
  * are dropped, order is kept. An empty list is refused (deactivate the webhook with `isActive: false`).
@@ -35,11 +38,15 @@ export function parseEventList<T extends string>(
 ): { ok: true; events: T[] } | { ok: false; error: string } {
   if (!Array.isArray(input) || input.some((e) => typeof e !== "string")) return { ok: false, error: "events must be an array of strings" };
   if (input.length === 0) return { ok: false, error: "events must contain at least one event" };
-  const unknown = input.filter((e) => !(allowed as readonly string[]).includes(e));
-  if (unknown.length)
+  const unknown = [...new Set(input.filter((e) => !(allowed as readonly string[]).includes(e)))];
+  if (unknown.length) {
+    // Named back, but never more than a few, each cut short: the error must not echo a whole hostile body.
+    const shown = unknown.slice(0, MAX_ECHOED).map((e) => (e.length > 40 ? `${e.slice(0, 40)}…` : e));
+    const more = unknown.length > MAX_ECHOED ? ` and ${unknown.length - MAX_ECHOED} more` : "";
     return {
       ok: false,
-      error: `Unknown event${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. Subscribable events: ${allowed.join(", ")}`,
+      error: `Unknown event${unknown.length > 1 ? "s" : ""}: ${shown.join(", ")}${more}. Subscribable events: ${allowed.join(", ")}`,
     };
+  }
   return { ok: true, events: [...new Set(input as T[])] };
 }

@@ -117,6 +117,14 @@ describe("events and retries", () => {
       ok: false,
       error: expect.stringMatching(/Unknown event: payment.refunded/),
     });
+    // Issue 10: 100,000 unknown events were all echoed back (500 kB); a few are named, each cut short.
+    const many = parseEventList(
+      Array.from({ length: 100_000 }, (_, i) => `x${i}`.padEnd(200, "y")),
+      PAYMENT_EVENTS,
+    );
+    expect(many.ok).toBe(false);
+    expect(!many.ok && many.error.length).toBeLessThan(500);
+    expect(!many.ok && many.error).toContain("and 99995 more");
     expect(parseEventList([], PAYMENT_EVENTS).ok).toBe(false);
     expect(parseEventList("payment.completed", PAYMENT_EVENTS).ok).toBe(false);
     expect(vaultSubscribed(["deposit.*"], "deposit.failed")).toBe(true);
