@@ -56,6 +56,12 @@ const schema = z.object({
   DETECTOR_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
   /** Pause between settler passes (ms). */
   SETTLER_INTERVAL_MS: z.coerce.number().int().positive().default(250),
+  /**
+   * Proxies believed about the client's address (X-Forwarded-For), for per-address limits and login throttling:
+   * `loopback` (a proxy on the same host; the default), `private` (loopback and private networks: Kubernetes,
+   * Docker), `none`, or comma-separated CIDRs. Anyone else's X-Forwarded-For is ignored.
+   */
+  TRUSTED_PROXIES: z.string().default("loopback"),
   /** Base URL of the price index provider's HTTP API. */
   PRICE_API_URL: z.string().optional(),
   PRICE_API_KEY: z.string().optional(),

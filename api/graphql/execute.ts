@@ -66,6 +66,8 @@ export async function executeGraphql(deps: AppDeps, req: GraphqlRequest): Promis
     document = parse(req.query);
   } catch (e) {
     if (e instanceof GraphQLError) return fail(400, [errorJson(e, CODES.parse)]);
+    // The nesting scan above should keep the recursive parser within the stack; this is the backstop.
+    if (e instanceof RangeError) return fail(400, [requestError("Document nested too deeply", CODES.parse)]);
     throw e;
   }
 

@@ -16,8 +16,9 @@ export function nestingDepth(doc: string): number {
       while (i < doc.length && doc[i] !== "\n" && doc[i] !== "\r") i++;
     } else if (ch === '"') {
       if (doc.startsWith('"""', i)) {
-        const end = doc.indexOf('"""', i + 3);
-        i = end < 0 ? doc.length : end + 2;
+        // A block string ends at the first `"""` not escaped as `\"""`.
+        for (i += 3; i < doc.length && !doc.startsWith('"""', i); i++) if (doc.startsWith('\\"""', i)) i += 3;
+        i += 2;
       } else {
         for (i++; i < doc.length && doc[i] !== '"' && doc[i] !== "\n"; i++) if (doc[i] === "\\") i++;
       }

@@ -20,12 +20,17 @@ export type Take = {
 /** `tat` as epoch milliseconds with its microseconds (a JS Date would drop them). */
 const MS = "(extract(epoch FROM tat) * 1000)::float8";
 /**
- * Where a bucket's time continues from: its own, or now when that is in the past (a full bucket). A time more
- * than a whole period ahead cannot come from this clock (an allowed take ends at most a period ahead): it was
- * written by a clock that ran ahead or has since been set back, so the bucket starts afresh rather than stay
- * shut until that clock's time arrives.
+ * How far apart the clocks of API replicas may be. Skew within it only delays a bucket's refill; it can never
+ * refill one (which alternating between replicas would turn into a fresh burst each time).
  */
-const BASE = `CASE WHEN b.tat > $2::timestamptz + $4 * interval '1 millisecond' THEN $2::timestamptz ELSE GREATEST(b.tat, $2::timestamptz) END`;
+export const CLOCK_SKEW_TOLERANCE_MS = 5 * 60_000;
+/**
+ * Where a bucket's time continues from: its own, or now when that is in the past (a full bucket). An allowed
+ * take ends at most a period ahead of its clock, so a time beyond a period plus the skew tolerance was written
+ * by a clock since set back (an operator's correction, a test): the bucket starts afresh rather than stay shut
+ * until that time arrives.
+ */
+const BASE = `CASE WHEN b.tat > $2::timestamptz + ($4 + ${CLOCK_SKEW_TOLERANCE_MS}) * interval '1 millisecond' THEN $2::timestamptz ELSE GREATEST(b.tat, $2::timestamptz) END`;
 /** Whole requests in a fraction of the period; the epsilon absorbs microsecond rounding of `tat`. */
 const whole = (x: number) => Math.floor(x + 1e-6);
 
@@ -72,7 +77,7 @@ export async function peek(db: Db, key: string, rate: Rate, now: number): Promis
   const { interval, period } = steps(rate);
   const { rows } = await db.pool.query<{ tat: number }>(`SELECT ${MS} AS tat FROM rate_limit_buckets WHERE key = $1`, [key]);
   const stored = rows[0]?.tat ?? now;
-  const tat = stored > now + period ? now : Math.max(stored, now); // as BASE
+  const tat = stored > now + period + CLOCK_SKEW_TOLERANCE_MS ? now : Math.max(stored, now); // as BASE
   const ahead = tat - now;
   const allowed = ahead + interval <= period;
   return {

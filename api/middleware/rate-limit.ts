@@ -47,17 +47,42 @@ export type Scope = keyof typeof LIMITS;
 /** Whose bucket a request takes from. */
 export type Holder = { merchantId: string } | { ip: string };
 
-// Proxies on these networks are believed about the client's address (X-Forwarded-For); nobody else is.
-const PROXY_RANGES = new Set(["loopback", "private", "linkLocal", "uniqueLocal"]);
-
 const parse = (s: string) => (ipaddr.isValid(s) ? ipaddr.process(s) : undefined);
 
+type Addr = ReturnType<typeof ipaddr.process>;
+const NAMED: Record<string, string[]> = {
+  none: [],
+  loopback: ["loopback"],
+  private: ["loopback", "private", "linkLocal", "uniqueLocal"],
+};
+const trustCache = new Map<string, (a: Addr) => boolean>();
+
+/** TRUSTED_PROXIES (core/config.ts) as a predicate: named ranges or CIDRs. */
+function trustedProxy(setting: string): (a: Addr) => boolean {
+  let f = trustCache.get(setting);
+  if (!f) {
+    const named = NAMED[setting.trim()];
+    if (named) f = (a) => named.includes(a.range());
+    else {
+      const cidrs = setting
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .map((s) => ipaddr.parseCIDR(s));
+      f = (a) => cidrs.some(([net, bits]) => a.kind() === net.kind() && a.match(net, bits));
+    }
+    trustCache.set(setting, f);
+  }
+  return f;
+}
+
 /**
- * The caller's address. Direct callers are their socket's address. When the socket is a proxy on a loopback
- * or private network (or there is none, as in `app.request`), the rightmost X-Forwarded-For entry that is
- * not such a proxy: proxies append, so entries left of it may be forged.
+ * The caller's address. Direct callers are their socket's address. When the socket is a trusted proxy
+ * (TRUSTED_PROXIES; or there is none, as in `app.request`), the rightmost X-Forwarded-For entry that is not
+ * a trusted proxy: proxies append, so entries left of it may be forged.
  */
-export function clientIp(c: Context): string {
+export function clientIp(c: Context<AppEnv>): string {
+  const trusted = trustedProxy(c.var.deps.config.TRUSTED_PROXIES);
   let socket: string | undefined;
   try {
     socket = getConnInfo(c).remote.address;
@@ -65,11 +90,11 @@ export function clientIp(c: Context): string {
     // No socket (app.request in tests).
   }
   const peer = socket ? parse(socket) : undefined;
-  if (peer && !PROXY_RANGES.has(peer.range())) return peer.toString();
+  if (peer && !trusted(peer)) return peer.toString();
   const hops = (c.req.header("x-forwarded-for") ?? "").split(",").map((s) => s.trim());
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = parse(hops[i]!);
-    if (hop && (!PROXY_RANGES.has(hop.range()) || i === 0)) return hop.toString();
+    if (hop && (!trusted(hop) || i === 0)) return hop.toString();
   }
   return peer?.toString() ?? "unknown";
 }

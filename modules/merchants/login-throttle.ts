@@ -54,17 +54,6 @@ async function countFailure(db: Db, key: string, p: ThrottlePolicy, now: number,
 
 const refuse = (until: number, now: number) => new RateLimited(Math.max(1, Math.ceil((until - now) / 1000)), TOO_MANY_LOGINS);
 
-/** Throws RateLimited (`Too many login attempts`, retryAfter) while `key` is locked. */
-export async function checkNotLocked(deps: Pick<AppDeps, "db" | "now">, key: string): Promise<void> {
-  const now = deps.now();
-  const { rows } = await deps.db.pool.query<{ locked: number | null }>(
-    `SELECT ${ms("locked_until")} AS locked FROM login_attempts WHERE key = $1`,
-    [key],
-  );
-  const locked = rows[0]?.locked;
-  if (locked != null && locked > now) throw refuse(locked, now);
-}
-
 /**
  * Books an attempt on `key` as a failure before the password is checked (cleared by `clearFailures` when it
  * succeeds); throws RateLimited while the key is locked.
@@ -75,9 +64,17 @@ export async function reserveAttempt(deps: Pick<AppDeps, "db" | "now">, key: str
   if (locked !== null) throw refuse(locked, now);
 }
 
-/** Records a failed attempt on `key` (locked or not). */
-export async function recordFailure(deps: Pick<AppDeps, "db" | "now">, key: string, p: ThrottlePolicy): Promise<void> {
-  await countFailure(deps.db, key, p, deps.now(), true);
+/**
+ * Gives back one attempt booked by `reserveAttempt` that turned out to succeed, without forgetting the key's
+ * other failures (an address's count survives one good login from it); a lock it no longer earns is lifted.
+ */
+export async function releaseAttempt(db: Db, key: string, p: ThrottlePolicy): Promise<void> {
+  await db.pool.query(
+    `UPDATE login_attempts SET failures = GREATEST(failures - 1, 0),
+       locked_until = CASE WHEN failures - 1 < $2 THEN NULL ELSE locked_until END
+     WHERE key = $1`,
+    [key, p.free],
+  );
 }
 
 export async function clearFailures(db: Db, key: string): Promise<void> {

@@ -8,9 +8,8 @@ import {
   ADDRESS_THROTTLE,
   accountKey,
   addressKey,
-  checkNotLocked,
   clearFailures,
-  recordFailure,
+  releaseAttempt,
   reserveAttempt,
 } from "./login-throttle.js";
 import { hashPassword, verifyPassword } from "./passwords.js";
@@ -63,16 +62,16 @@ export async function login(
   if (!form.success) throw new Invalid("Invalid form data");
   const email = form.data.email.toLowerCase();
   const [account, address] = [accountKey(email), addressKey(from)];
-  await checkNotLocked(deps, address);
+  // Both are booked as failures before the (costly) password check, atomically: concurrent guesses cannot all
+  // pass a check made before any of them failed. A success gives them back.
+  await reserveAttempt(deps, address, ADDRESS_THROTTLE);
   await reserveAttempt(deps, account, ACCOUNT_THROTTLE);
   const { rows } = await deps.db.pool.query(`SELECT id, password_hash FROM merchants WHERE email = $1`, [email]);
   const m = rows[0];
   const check = await verifyPassword(form.data.password, m?.password_hash ?? (await (dummyHash ??= hashPassword("no account"))));
-  if (!m?.password_hash || !check.ok) {
-    await recordFailure(deps, address, ADDRESS_THROTTLE);
-    throw new Unauthorized("Invalid email or password");
-  }
+  if (!m?.password_hash || !check.ok) throw new Unauthorized("Invalid email or password");
   await clearFailures(deps.db, account);
+  await releaseAttempt(deps.db, address, ADDRESS_THROTTLE);
   if (check.outdated)
     await deps.db.pool.query(`UPDATE merchants SET password_hash = $1 WHERE id = $2 AND password_hash = $3`, [
       await hashPassword(form.data.password),

@@ -8,6 +8,9 @@ import { resealWebhookSecrets } from "./reseal-secrets.js";
 import { boxOf } from "./sealed.js";
 import { webhookHeaders } from "./sign.js";
 
+/** The error of an attempt whose stored signing key does not open (prefix of the box's reason). */
+export const UNREADABLE_KEY = "signing key unreadable: ";
+
 // The delivery engine behind processors/webhook-dispatcher.ts. One pass:
 //   claim  - one statement takes due rows with FOR UPDATE SKIP LOCKED, stamps a lease (locked_until,
 //            claim_token) and reads each row's webhook (URL, signing key); it commits before any send,
@@ -98,17 +101,32 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
             stats.skipped++;
             return;
           }
-          const headers = webhookHeaders({
-            scheme: d.kind,
-            id: d.id,
-            timestampSeconds: Math.floor(deps.now() / 1000),
-            rawBody: d.body,
-            signingKey: signingKeyOf(box, d),
-          });
-          const outcome = await postWebhook(
-            { url: d.url!, body: d.body, headers },
-            { dispatcher: agent, allowPrivate, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes },
-          );
+          let signingKey: string | null | undefined;
+          let unreadable = "";
+          try {
+            signingKey = signingKeyOf(box, d);
+          } catch (e) {
+            unreadable = UNREADABLE_KEY + (e as Error).message;
+          }
+          // A stored key no configured SECRET_KEY opens is a failed attempt (retried, then failed; resend once the
+          // key is back), never a delivery claimed again every lease for ever.
+          const outcome =
+            signingKey === undefined
+              ? { ok: false, httpStatus: null, response: null, error: unreadable, durationMs: 0 }
+              : await postWebhook(
+                  {
+                    url: d.url!,
+                    body: d.body,
+                    headers: webhookHeaders({
+                      scheme: d.kind,
+                      id: d.id,
+                      timestampSeconds: Math.floor(deps.now() / 1000),
+                      rawBody: d.body,
+                      signingKey,
+                    }),
+                  },
+                  { dispatcher: agent, allowPrivate, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes },
+                );
           const status = await recorder.record(d, d.url!, outcome, deps.now());
           if (status === "success") stats.succeeded++;
           else if (status === "pending") stats.retrying++;

@@ -7,6 +7,7 @@ import { viemChain } from "../../chains/clients.js";
 import { createApiKey, createMerchant, type MerchantType } from "../../modules/merchants/merchants.js";
 import { allProcessors } from "../../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
+import { readResponse } from "./clocked-api.js";
 import { createTestDeps, type TestDeps } from "./deps.js";
 
 /** A controllable clock: real time plus an offset the test can move forward, or stopped (`freeze`) until `resume`. */
@@ -71,12 +72,7 @@ export async function startTestService(opts: { processors?: boolean; env?: Recor
         headers,
         body: o.body === undefined ? undefined : typeof o.body === "string" ? o.body : JSON.stringify(o.body),
       });
-      const text = await res.text();
-      let body: any = text;
-      try {
-        body = JSON.parse(text);
-      } catch {}
-      return { status: res.status, body, headers: res.headers };
+      return readResponse(res);
     },
     async stop() {
       await processors?.stop();

@@ -8,17 +8,22 @@ import { manualClock } from "../webhooks/helpers/fixtures.js";
 // Two API replicas on one database share the spec's limits (GET /balance: 60 requests/minute per
 // merchant). The clock stands still unless the test moves it, so the counts are exact.
 const clock = manualClock();
+// A third replica whose clock runs 90 s behind the others (within CLOCK_SKEW_TOLERANCE_MS).
+const SKEW_MS = 90_000;
 let deps: TestDeps;
 let replicaDeps: ReturnType<typeof createDeps>;
+let laggingDeps: ReturnType<typeof createDeps>;
 const servers: Awaited<ReturnType<typeof startApiServer>>[] = [];
 beforeAll(async () => {
   deps = await createTestDeps({ now: clock.now });
   replicaDeps = createDeps({ env: deps.env, now: clock.now });
-  servers.push(await startApiServer(deps, 0), await startApiServer(replicaDeps, 0));
+  laggingDeps = createDeps({ env: deps.env, now: () => clock.now() - SKEW_MS });
+  servers.push(await startApiServer(deps, 0), await startApiServer(replicaDeps, 0), await startApiServer(laggingDeps, 0));
 });
 afterAll(async () => {
   for (const s of servers) await s.close();
   await replicaDeps?.db.close();
+  await laggingDeps?.db.close();
   await deps?.cleanup();
 });
 
@@ -43,4 +48,16 @@ it("counts a merchant's requests across replicas", async () => {
   expect((await balance(0)).status).toBe(429);
   clock.advance(60_000);
   expect((await Promise.all(Array.from({ length: 60 }, async (_, i) => (await balance(i)).status))).every((s) => s === 200)).toBe(true);
+});
+
+it("a replica whose clock lags does not refill a bucket another replica emptied (review: skew reset the bucket)", async () => {
+  const key = await newKey();
+  const balance = (i: number) => fetch(`http://127.0.0.1:${servers[i]!.port}/api/balance`, { headers: { "x-api-key": key } });
+  const statuses = await Promise.all(Array.from({ length: 60 }, async () => (await balance(0)).status));
+  expect(statuses).toEqual(Array(60).fill(200));
+  // Alternating between the replicas gives no fresh burst: the lagging one sees the bucket as emptier still.
+  for (let round = 0; round < 3; round++) {
+    expect((await balance(2)).status).toBe(429);
+    expect((await balance(0)).status).toBe(429);
+  }
 });

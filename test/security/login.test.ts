@@ -1,50 +1,30 @@
 import { randomBytes, randomUUID, scryptSync } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startApiServer } from "../../api/server.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createMerchant } from "../../modules/merchants/merchants.js";
-import { createTestDeps, type TestDeps } from "../helpers/deps.js";
-import { manualClock } from "../webhooks/helpers/fixtures.js";
+import { clockedApi, newIp, readResponse } from "../helpers/clocked-api.js";
 
 // Dashboard login (issue 10, item 3): throttling per account and per address with exponential backoff,
 // JSON bodies only, same-origin checks on the cookie routes, argon2id hashes (old ones upgraded at login).
 // The clock stands still unless a test moves it.
-const clock = manualClock();
-let deps: TestDeps;
-let api: Awaited<ReturnType<typeof startApiServer>>;
-let url: string;
-beforeAll(async () => {
-  deps = await createTestDeps({ now: clock.now });
-  api = await startApiServer(deps, 0);
-  url = `http://127.0.0.1:${api.port}/api`;
-});
-afterAll(async () => {
-  await api?.close();
-  await deps?.cleanup();
-});
+const t = clockedApi();
 // Counts are forgotten an hour after the last failure: each test starts clean.
-beforeEach(() => clock.advance(2 * 60 * 60_000));
+beforeEach(() => t.clock.advance(2 * 60 * 60_000));
 
-const newIp = () => `198.18.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
 const PASSWORD = "correct horse battery staple";
 
 async function account() {
   const email = `m.${randomUUID().slice(0, 8)}@example.com`;
-  const m = await createMerchant(deps.db, { name: "Dashboard", email, password: PASSWORD });
+  const m = await createMerchant(t.deps.db, { name: "Dashboard", email, password: PASSWORD });
   return { id: m.id, email };
 }
 
 async function post(path: string, o: { ip?: string; body?: string; headers?: Record<string, string> } = {}) {
-  const res = await fetch(url + path, {
+  const res = await fetch(t.url + path, {
     method: "POST",
     headers: { "x-forwarded-for": o.ip ?? newIp(), ...o.headers },
     body: o.body,
   });
-  const text = await res.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: res.status, body, headers: res.headers };
+  return readResponse(res);
 }
 const login = (email: string, password: string, o: { ip?: string; headers?: Record<string, string> } = {}) =>
   post("/auth/login", {
@@ -63,16 +43,16 @@ describe("throttling per account", () => {
     expect(locked.status).toBe(429);
     expect(locked.body).toEqual(TOO_MANY);
     expect(locked.headers.get("retry-after")).toBe("30");
-    clock.advance(29_000);
+    t.clock.advance(29_000);
     expect((await login(a.email, PASSWORD)).headers.get("retry-after")).toBe("1");
-    clock.advance(1000);
+    t.clock.advance(1000);
     // Each further failure doubles the wait: 60 s, 120 s, … at most 15 minutes.
     expect((await login(a.email, "wrong-5")).status).toBe(401);
     expect((await login(a.email, PASSWORD)).headers.get("retry-after")).toBe("60");
-    clock.advance(60_000);
+    t.clock.advance(60_000);
     expect((await login(a.email, "wrong-6")).status).toBe(401);
     expect((await login(a.email, PASSWORD)).headers.get("retry-after")).toBe("120");
-    clock.advance(120_000);
+    t.clock.advance(120_000);
     expect((await login(a.email, PASSWORD)).status).toBe(200);
     // The count starts over after a success: 5 failures again before a wait.
     for (let i = 0; i < 4; i++) expect((await login(a.email, `again-${i}`)).status).toBe(401);
@@ -83,11 +63,11 @@ describe("throttling per account", () => {
     const a = await account();
     for (let i = 0; i < 12; i++) {
       expect((await login(a.email, `wrong-${i}`)).status).toBe(401);
-      clock.advance(15 * 60_000);
+      t.clock.advance(15 * 60_000);
     }
     expect((await login(a.email, "wrong")).status).toBe(401);
     expect((await login(a.email, PASSWORD)).headers.get("retry-after")).toBe("900");
-    clock.advance(61 * 60_000);
+    t.clock.advance(61 * 60_000);
     for (let i = 0; i < 4; i++) expect((await login(a.email, `later-${i}`)).status).toBe(401);
     expect((await login(a.email, PASSWORD)).status).toBe(200);
   });
@@ -113,16 +93,29 @@ describe("throttling per address", () => {
     const a = await account();
     for (let i = 0; i < 20; i++) {
       expect((await login(`guess.${i}.${randomUUID()}@example.com`, "x", { ip })).status).toBe(401);
-      clock.advance(3000); // below the address's 20 attempts a minute
+      t.clock.advance(3000); // below the address's 20 attempts a minute
     }
     const locked = await login(a.email, PASSWORD, { ip });
     expect(locked).toMatchObject({ status: 429, body: TOO_MANY });
     expect(locked.headers.get("retry-after")).toBe("27");
     expect((await login(a.email, PASSWORD, { ip: newIp() })).status).toBe(200);
     // A success elsewhere does not clear the address's count; its next failure doubles the wait.
-    clock.advance(27_000);
+    t.clock.advance(27_000);
     expect((await login("still@guessing.example", "x", { ip })).status).toBe(401);
     expect((await login(a.email, PASSWORD, { ip })).headers.get("retry-after")).toBe("60");
+  });
+
+  it("when an address's lock ends, concurrent guesses from it cannot all pass: one is checked, the rest wait again", async () => {
+    const ip = newIp();
+    for (let i = 0; i < 20; i++) {
+      expect((await login(`lock.${i}.${randomUUID()}@example.com`, "x", { ip })).status).toBe(401);
+      t.clock.advance(3000);
+    }
+    t.clock.advance(60_000); // the 30 s lock is over, and the address's per-minute budget is full again
+    const res = await Promise.all(Array.from({ length: 15 }, (_, i) => login(`burst.${i}.${randomUUID()}@example.com`, "x", { ip })));
+    const statuses = res.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(14);
   });
 
   it("attempts of an address: 20 a minute, whatever their outcome (each costs a password hash)", async () => {
@@ -132,7 +125,7 @@ describe("throttling per address", () => {
     const limited = await login(a.email, PASSWORD, { ip });
     expect(limited).toMatchObject({ status: 429, body: TOO_MANY });
     expect(limited.headers.get("retry-after")).toBe("3");
-    clock.advance(3000);
+    t.clock.advance(3000);
     expect((await login(a.email, PASSWORD, { ip })).status).toBe(200);
   });
 });
@@ -153,7 +146,7 @@ describe("login CSRF", () => {
 
   it("a request from another origin is 403 on login and logout; our own origin, or no browser at all, is served", async () => {
     const a = await account();
-    const own = new URL(deps.config.baseUrl).origin;
+    const own = new URL(t.deps.config.baseUrl).origin;
     const refused = { status: 403, body: { error: "Cross-origin request refused" } };
     expect(await login(a.email, PASSWORD, { headers: { origin: "https://evil.example" } })).toMatchObject(refused);
     expect(await login(a.email, PASSWORD, { headers: { origin: "null" } })).toMatchObject(refused);
@@ -169,7 +162,7 @@ describe("login CSRF", () => {
     // Forced logout from another site is refused: the session still works.
     const cookie = ok.headers.getSetCookie()[0]!.split(";")[0]!;
     expect(await post("/auth/logout", { headers: { cookie, origin: "https://evil.example" } })).toMatchObject(refused);
-    const list = () => fetch(`${url}/v1/payments`, { headers: { cookie } });
+    const list = () => fetch(`${t.url}/v1/payments`, { headers: { cookie } });
     expect((await list()).status).toBe(200);
     expect((await post("/auth/logout", { headers: { cookie, origin: own } })).status).toBe(200);
     expect((await list()).status).toBe(401);
@@ -179,7 +172,7 @@ describe("login CSRF", () => {
 describe("password hashes", () => {
   it("new passwords are argon2id with OWASP's parameters (19 MiB, 2 passes, 1 lane)", async () => {
     const a = await account();
-    const { rows } = await deps.db.pool.query(`SELECT password_hash FROM merchants WHERE id = $1`, [a.id]);
+    const { rows } = await t.deps.db.pool.query(`SELECT password_hash FROM merchants WHERE id = $1`, [a.id]);
     // Before: scrypt at N=16384 (`scrypt$salt$key`).
     expect(rows[0].password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
   });
@@ -189,8 +182,9 @@ describe("password hashes", () => {
     // As hashes were written before: Node's default scrypt cost (N=2^14), `scrypt$<salt hex>$<key hex>`.
     const salt = randomBytes(16);
     const legacy = `scrypt$${salt.toString("hex")}$${scryptSync(PASSWORD, salt, 32).toString("hex")}`;
-    await deps.db.pool.query(`UPDATE merchants SET password_hash = $1 WHERE id = $2`, [legacy, a.id]);
-    const hash = async () => (await deps.db.pool.query(`SELECT password_hash FROM merchants WHERE id = $1`, [a.id])).rows[0].password_hash;
+    await t.deps.db.pool.query(`UPDATE merchants SET password_hash = $1 WHERE id = $2`, [legacy, a.id]);
+    const hash = async () =>
+      (await t.deps.db.pool.query(`SELECT password_hash FROM merchants WHERE id = $1`, [a.id])).rows[0].password_hash;
     expect((await login(a.email, "wrong")).status).toBe(401);
     expect(await hash()).toBe(legacy);
     expect((await login(a.email, PASSWORD)).status).toBe(200);

@@ -1,44 +1,22 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startApiServer } from "../../api/server.js";
+import { beforeEach, describe, expect, it } from "vitest";
 import { IP_AUTH_FAILURES_PER_MINUTE, IP_REQUESTS_PER_MINUTE } from "../../api/middleware/ip-limits.js";
 import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
-import { createTestDeps, type TestDeps } from "../helpers/deps.js";
-import { manualClock } from "../webhooks/helpers/fixtures.js";
+import { clockedApi, newIp, readResponse } from "../helpers/clocked-api.js";
 
 // Rate limits (issue 10, item 5): buckets per merchant account shared by REST and GraphQL and by every key
 // of the merchant, token buckets with no window boundary, and per-address limits before any key is looked
 // up. The clock stands still unless a test moves it, so every count is exact.
-const clock = manualClock();
-let deps: TestDeps;
-let api: Awaited<ReturnType<typeof startApiServer>>;
-let url: string;
-beforeAll(async () => {
-  deps = await createTestDeps({ now: clock.now });
-  api = await startApiServer(deps, 0);
-  url = `http://127.0.0.1:${api.port}/api`;
-});
-afterAll(async () => {
-  await api?.close();
-  await deps?.cleanup();
-});
+const t = clockedApi();
 // Each test starts with full buckets.
-beforeEach(() => clock.advance(10 * 60_000));
-
-/** A client address of its own per test (the API trusts X-Forwarded-For from loopback, where a proxy would be). */
-const newIp = () => `198.18.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+beforeEach(() => t.clock.advance(10 * 60_000));
 
 async function call(method: string, path: string, o: { key?: string; ip: string; body?: unknown; headers?: Record<string, string> }) {
   const headers: Record<string, string> = { "x-forwarded-for": o.ip, ...o.headers };
   if (o.key !== undefined) headers["x-api-key"] = o.key;
   if (o.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(url + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
-  const text = await res.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: res.status, body, headers: res.headers };
+  const res = await fetch(t.url + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+  return readResponse(res);
 }
 
 /** An invalid creation: 400 after the limit counted it (the limit comes before the body). */
@@ -56,9 +34,9 @@ const gqlLimited = (res: { body: any }) => res.body.errors?.[0]?.extensions?.cod
 const restLimited = (res: { status: number }) => res.status === 429;
 
 async function merchantWithKeys(n: number) {
-  const m = await createMerchant(deps.db, { name: "Rate limited" });
+  const m = await createMerchant(t.deps.db, { name: "Rate limited" });
   const keys: string[] = [];
-  for (let i = 0; i < n; i++) keys.push((await createApiKey(deps.db, m.id, `key ${i}`)).key);
+  for (let i = 0; i < n; i++) keys.push((await createApiKey(t.deps.db, m.id, `key ${i}`)).key);
   return { id: m.id, keys };
 }
 
@@ -120,24 +98,24 @@ describe("token buckets: no double burst at a minute boundary", () => {
   it("100 creations just before a minute starts and 100 just after: 101 get through, not 200", async () => {
     const m = await merchantWithKeys(1);
     const ip = newIp();
-    clock.set(Math.ceil(clock.now() / 60_000) * 60_000 + 60_000 - 500);
+    t.clock.set(Math.ceil(t.clock.now() / 60_000) * 60_000 + 60_000 - 500);
     const before = await burst(100, () => restCreate(m.keys[0]!, ip));
-    clock.advance(1000); // now 0.5 s into the next minute
+    t.clock.advance(1000); // now 0.5 s into the next minute
     const after = await burst(100, () => restCreate(m.keys[0]!, ip));
     const through = [...before, ...after].filter((r) => r.status !== 429).length;
     // A fixed window let all 200 through. A bucket refills one creation every 600 ms: 1 in that second.
     expect(before.filter(restLimited)).toHaveLength(0);
     expect(through).toBe(101);
     // Refilled at the steady rate, one every 600 ms (that second left 400 ms towards the next), all after a minute.
-    clock.advance(199);
+    t.clock.advance(199);
     expect((await restCreate(m.keys[0]!, ip)).status).toBe(429);
-    clock.advance(1);
+    t.clock.advance(1);
     expect((await restCreate(m.keys[0]!, ip)).status).toBe(400);
-    clock.advance(599);
+    t.clock.advance(599);
     expect((await restCreate(m.keys[0]!, ip)).status).toBe(429);
-    clock.advance(1);
+    t.clock.advance(1);
     expect((await restCreate(m.keys[0]!, ip)).status).toBe(400);
-    clock.advance(60_000);
+    t.clock.advance(60_000);
     const res = await restCreate(m.keys[0]!, ip);
     expect(res.status).toBe(400);
     expect(res.headers.get("ratelimit")).toBe("limit=100, remaining=99, reset=1");
@@ -157,7 +135,7 @@ describe("per address, before any key is looked up", () => {
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(200);
     expect(res.find((r) => r.status === 429)!.headers.get("retry-after")).toBe("2");
     // Rows: the address's requests, its failures and its keyless GET /balance calls, none per key.
-    const rows = async () => (await deps.db.pool.query(`SELECT key FROM rate_limit_buckets`)).rows.map((r) => r.key as string);
+    const rows = async () => (await t.deps.db.pool.query(`SELECT key FROM rate_limit_buckets`)).rows.map((r) => r.key as string);
     expect((await rows()).filter((k) => k.includes(ip)).sort()).toEqual([
       `ip:${ip}:auth-failures`,
       `ip:${ip}:balance`,
@@ -172,7 +150,7 @@ describe("per address, before any key is looked up", () => {
     expect((await balance(m.keys[0]!, newIp())).status).toBe(200);
     // Requests without a key are not refused for the failures (public routes keep working).
     expect((await call("GET", "/payments/verify", { ip })).status).toBe(400);
-    clock.advance(2000);
+    t.clock.advance(2000);
     expect((await balance(m.keys[0]!)).status).toBe(200);
     expect((await balance("pk_live_wrong")).status).toBe(401);
     expect((await balance(m.keys[0]!)).status).toBe(429);
@@ -202,10 +180,10 @@ describe("pruning", () => {
     const { prune } = await import("../../api/middleware/rate-limit-store.js");
     const m = await merchantWithKeys(1);
     await restCreate(m.keys[0]!, newIp());
-    const count = async () => (await deps.db.pool.query(`SELECT count(*)::int AS n FROM rate_limit_buckets`)).rows[0].n as number;
+    const count = async () => (await t.deps.db.pool.query(`SELECT count(*)::int AS n FROM rate_limit_buckets`)).rows[0].n as number;
     expect(await count()).toBeGreaterThan(0);
-    clock.advance(61_000);
-    await prune(deps.db, clock.now());
+    t.clock.advance(61_000);
+    await prune(t.deps.db, t.clock.now());
     expect(await count()).toBe(0);
   });
 });

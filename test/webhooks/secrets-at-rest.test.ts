@@ -6,7 +6,7 @@ import { createSecretBox, parseSecretKey } from "../../core/secret-box.js";
 import { withTransaction } from "../../db/client.js";
 import { vaultOfCaller } from "../../modules/vault/config-access.js";
 import { createVault } from "../../modules/vault/config.js";
-import { createWebhookDispatcher } from "../../modules/webhooks/dispatcher.js";
+import { createWebhookDispatcher, UNREADABLE_KEY } from "../../modules/webhooks/dispatcher.js";
 import { enqueueVaultWebhook } from "../../modules/webhooks/outbox.js";
 import { resealWebhookSecrets } from "../../modules/webhooks/reseal-secrets.js";
 import { openField } from "../../modules/webhooks/sealed.js";
@@ -81,10 +81,10 @@ async function enqueueDeposit(merchantId: string, vaultId: string) {
 }
 
 /** One dispatcher pass (a fresh dispatcher: its first pass re-seals plaintext rows). */
-async function dispatchOnce(log: string[] = []) {
+async function dispatchOnce(log: string[] = [], with_: TestDeps = deps) {
   const d = createWebhookDispatcher({ tls: { ca: receiver.ca }, log: (m) => log.push(m) });
   try {
-    return await d.run(deps);
+    return await d.run(with_);
   } finally {
     await d.close();
   }
@@ -157,7 +157,7 @@ describe("stored sealed, never in plaintext", () => {
     expect(() => new Webhook(fresh).verify(r.rawBody, r.headers)).not.toThrow();
   });
 
-  it("a sealed key copied into another row does not open there: the delivery waits, nothing is sent", async () => {
+  it("a sealed key copied into another row does not open there: a failed attempt, nothing is sent", async () => {
     const a = await merchantWithKey(deps);
     await call(a.apiKey, "PUT", "/v1/webhooks", { url: receiver.url });
     const b = await merchantWithKey(deps);
@@ -167,12 +167,14 @@ describe("stored sealed, never in plaintext", () => {
       [a.merchant.id, b.merchant.id],
     );
     const { paymentId } = await enqueuePayment(deps, b.merchant.id);
-    const log: string[] = [];
-    await dispatchOnce(log);
+    await dispatchOnce();
     expect(receiver.received).toHaveLength(0);
-    expect(log.join("\n")).toMatch(/does not open/);
-    const { rows } = await deps.db.pool.query(`SELECT status, attempts FROM webhook_deliveries WHERE payment_id = $1`, [paymentId]);
-    expect(rows).toEqual([{ status: "pending", attempts: 0 }]);
+    const { rows } = await deps.db.pool.query(`SELECT status, attempts, last_error FROM webhook_deliveries WHERE payment_id = $1`, [
+      paymentId,
+    ]);
+    expect(rows).toEqual([
+      { status: "pending", attempts: 1, last_error: expect.stringMatching(/^signing key unreadable: .*does not open/) },
+    ]);
     await call(b.apiKey, "DELETE", "/v1/webhooks");
   });
 });
@@ -253,6 +255,19 @@ describe("plaintext rows of older versions", () => {
     expect(results.reduce((n, r) => n + r.resealed, 0)).toBe(6);
     expect(await resealWebhookSecrets(deps)).toEqual({ resealed: 0, unreadable: 0 });
     for (const [i, id] of ids.entries()) expect(await storedPlaintext(deps, "webhook_configs.secret", id)).toBe(before[i]!.rows[0].secret);
+  });
+
+  it("a stored key no configured SECRET_KEY opens: a failed attempt, retried on schedule, never claimed for ever unrecorded", async () => {
+    const m = await merchantWithKey(deps);
+    expect((await call(m.apiKey, "PUT", "/v1/webhooks", { url: receiver.url })).status).toBe(201);
+    const { paymentId } = await enqueuePayment(deps, m.merchant.id);
+    const lostKey = { ...deps, config: { ...deps.config, SECRET_KEY: randomBytes(32).toString("hex"), SECRET_KEY_PREVIOUS: undefined } };
+    const stats = await dispatchOnce([], lostKey);
+    expect(stats.retrying).toBe(1);
+    const { rows } = await deps.db.pool.query(`SELECT status, attempts, last_error FROM webhook_deliveries WHERE payment_id = $1`, [
+      paymentId,
+    ]);
+    expect(rows).toEqual([{ status: "pending", attempts: 1, last_error: expect.stringContaining(UNREADABLE_KEY) }]);
   });
 
   it("key rotation: with the old key in SECRET_KEY_PREVIOUS, rows are read and re-sealed under the new key", async () => {
