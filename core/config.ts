@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseSecretKey, SECRET_KEY_FORMAT } from "./secret-box.js";
+import { parseTrustedProxies } from "./trusted-proxies.js";
 
 // All settings come from the environment; documented in README.md ("Configuration").
 /** The HASH_SECRET of development and tests; refused in production. */
@@ -8,6 +9,15 @@ export const DEV_HASH_SECRET = "dev-only-hash-secret-change-me";
 const validKey = (v: string) => {
   try {
     return parseSecretKey(v).length === 32;
+  } catch {
+    return false;
+  }
+};
+
+const validProxies = (v: string) => {
+  try {
+    parseTrustedProxies(v);
+    return true;
   } catch {
     return false;
   }
@@ -61,7 +71,11 @@ const schema = z.object({
    * `loopback` (a proxy on the same host; the default), `private` (loopback and private networks: Kubernetes,
    * Docker), `none`, or comma-separated CIDRs. Anyone else's X-Forwarded-For is ignored.
    */
-  TRUSTED_PROXIES: z.string().default("loopback"),
+  TRUSTED_PROXIES: z
+    .string()
+    .default("loopback")
+    .refine(validProxies, "TRUSTED_PROXIES must be loopback, private, none or comma-separated CIDRs")
+    .transform(parseTrustedProxies),
   /** Base URL of the price index provider's HTTP API. */
   PRICE_API_URL: z.string().optional(),
   PRICE_API_KEY: z.string().optional(),

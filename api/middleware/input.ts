@@ -55,8 +55,12 @@ export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string |
 export type JsonBodyOptions = {
   /** The message of any unreadable body (the spec's `Invalid form data` on POST /payments); else each problem's own. */
   invalid?: string;
-  /** Parse bodies of any Content-Type (POST /payments always has); by default anything but `application/json` is 415. */
-  anyContentType?: boolean;
+  /**
+   * When `Content-Type` must be `application/json` (415 otherwise): `"body"` (the default) when there is a body;
+   * `"always"`, checked before anything is read, even with no body (cookie routes: an HTML form can post
+   * text/plain across sites, never JSON); `"never"`, any body is parsed (POST /payments always has).
+   */
+  contentType?: "body" | "always" | "never";
 };
 
 /**
@@ -64,6 +68,9 @@ export type JsonBodyOptions = {
  * `Invalid JSON body`), `application/json` (415), no deeper than MAX_JSON_DEPTH and no NUL character (400).
  */
 export async function jsonBody(c: Context, opts: JsonBodyOptions = {}): Promise<unknown> {
+  const check = opts.contentType ?? "body";
+  const isJson = () => /^application\/json\b/i.test(c.req.header("content-type") ?? "");
+  if (check === "always" && !isJson()) throw new UnsupportedMedia("Content-Type must be application/json");
   const bytes = await readCapped(c.req.raw, MAX_BODY_BYTES);
   let text: string;
   try {
@@ -72,8 +79,7 @@ export async function jsonBody(c: Context, opts: JsonBodyOptions = {}): Promise<
     throw new Invalid(opts.invalid ?? "Invalid JSON body");
   }
   if (text.trim() === "") return undefined;
-  if (!opts.anyContentType && !/^application\/json\b/i.test(c.req.header("content-type") ?? ""))
-    throw new UnsupportedMedia("Content-Type must be application/json");
+  if (check === "body" && !isJson()) throw new UnsupportedMedia("Content-Type must be application/json");
   let value: unknown;
   try {
     value = JSON.parse(text);

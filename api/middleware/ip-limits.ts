@@ -3,12 +3,12 @@ import { RateLimited } from "../../core/errors.js";
 import { findMerchant } from "../../modules/merchants/authenticate.js";
 import type { AppEnv } from "../context.js";
 import { keyCaller } from "./api-key.js";
-import { clientIp, peekForIp, retryAfterSeconds, setRateLimitHeaders, takeForIp } from "./rate-limit.js";
+import { clientIp, LIMITS, peekFor, retryAfterSeconds, setRateLimitHeaders, takeFor } from "./rate-limit.js";
 
-/** Every request of an address, a minute: a flood guard above what one merchant's budgets add up to (~1,600). */
-export const IP_REQUESTS_PER_MINUTE = 3000;
+/** Every request of an address, a minute. */
+export const IP_REQUESTS_PER_MINUTE = LIMITS.requests.limit;
 /** Requests of an address whose `x-api-key` matches no active key, a minute: random keys get 429 after this many. */
-export const IP_AUTH_FAILURES_PER_MINUTE = 30;
+export const IP_AUTH_FAILURES_PER_MINUTE = LIMITS["auth-failures"].limit;
 
 /**
  * Per-address limits in front of every API route, before any key is looked up: all requests count, and once
@@ -17,18 +17,18 @@ export const IP_AUTH_FAILURES_PER_MINUTE = 30;
  */
 export const ipLimits = createMiddleware<AppEnv>(async (c, next) => {
   const deps = c.var.deps;
-  const ip = clientIp(c);
-  const requests = await takeForIp(deps, "requests", ip, IP_REQUESTS_PER_MINUTE);
+  const address = { ip: clientIp(c) };
+  const requests = await takeFor(deps, "requests", address);
   if (!requests.allowed) {
     setRateLimitHeaders(c, IP_REQUESTS_PER_MINUTE, requests);
     throw new RateLimited(retryAfterSeconds(requests));
   }
   if (c.req.header("x-api-key") !== undefined) {
-    const failures = await peekForIp(deps, "auth-failures", ip, IP_AUTH_FAILURES_PER_MINUTE);
+    const failures = await peekFor(deps, "auth-failures", address);
     if (!failures.allowed) throw new RateLimited(retryAfterSeconds(failures));
     // The route's own lookup reuses this one (one caller per request).
     if (!(await findMerchant(deps, keyCaller(c)))) {
-      const failed = await takeForIp(deps, "auth-failures", ip, IP_AUTH_FAILURES_PER_MINUTE);
+      const failed = await takeFor(deps, "auth-failures", address);
       if (!failed.allowed) throw new RateLimited(retryAfterSeconds(failed));
     }
   }

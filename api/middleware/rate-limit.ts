@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../../core/deps.js";
 import { RateLimited } from "../../core/errors.js";
+import { isTrustedProxy } from "../../core/trusted-proxies.js";
 import { findMerchant } from "../../modules/merchants/authenticate.js";
 import { TOO_MANY_LOGINS } from "../../modules/merchants/login-throttle.js";
 import type { AppEnv } from "../context.js";
@@ -40,6 +41,10 @@ export const LIMITS = {
   "vault.public-tokens": { limit: 60, by: "ip" },
   /** POST /auth/login: attempts, whatever their outcome (each costs a password hash). */
   "auth.login": { limit: 20, by: "ip", message: TOO_MANY_LOGINS },
+  /** Every /api request of an address (api/middleware/ip-limits.ts): a flood guard above one merchant's budgets (~1,600). */
+  requests: { limit: 3000, by: "ip" },
+  /** Requests of an address whose `x-api-key` matches no active key (ip-limits.ts). */
+  "auth-failures": { limit: 30, by: "ip" },
 } as const satisfies Record<string, Limit>;
 
 export type Scope = keyof typeof LIMITS;
@@ -49,40 +54,14 @@ export type Holder = { merchantId: string } | { ip: string };
 
 const parse = (s: string) => (ipaddr.isValid(s) ? ipaddr.process(s) : undefined);
 
-type Addr = ReturnType<typeof ipaddr.process>;
-const NAMED: Record<string, string[]> = {
-  none: [],
-  loopback: ["loopback"],
-  private: ["loopback", "private", "linkLocal", "uniqueLocal"],
-};
-const trustCache = new Map<string, (a: Addr) => boolean>();
-
-/** TRUSTED_PROXIES (core/config.ts) as a predicate: named ranges or CIDRs. */
-function trustedProxy(setting: string): (a: Addr) => boolean {
-  let f = trustCache.get(setting);
-  if (!f) {
-    const named = NAMED[setting.trim()];
-    if (named) f = (a) => named.includes(a.range());
-    else {
-      const cidrs = setting
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean)
-        .map((s) => ipaddr.parseCIDR(s));
-      f = (a) => cidrs.some(([net, bits]) => a.kind() === net.kind() && a.match(net, bits));
-    }
-    trustCache.set(setting, f);
-  }
-  return f;
-}
-
 /**
  * The caller's address. Direct callers are their socket's address. When the socket is a trusted proxy
  * (TRUSTED_PROXIES; or there is none, as in `app.request`), the rightmost X-Forwarded-For entry that is not
  * a trusted proxy: proxies append, so entries left of it may be forged.
  */
 export function clientIp(c: Context<AppEnv>): string {
-  const trusted = trustedProxy(c.var.deps.config.TRUSTED_PROXIES);
+  const proxies = c.var.deps.config.TRUSTED_PROXIES;
+  const trusted = (a: ipaddr.IPv4 | ipaddr.IPv6) => isTrustedProxy(proxies, a);
   let socket: string | undefined;
   try {
     socket = getConnInfo(c).remote.address;
@@ -120,14 +99,9 @@ export function takeFor(deps: AppDeps, scope: Scope, who: Holder): Promise<Take>
   return take(deps.db, bucketKey(scope, who), rateOf(LIMITS[scope].limit), deps.now());
 }
 
-/** Takes one request from a bucket of the caller's address outside the scopes above (api/middleware/ip-limits.ts). */
-export function takeForIp(deps: AppDeps, name: string, ip: string, limit: number): Promise<Take> {
-  return take(deps.db, bucketKey(name, { ip }), rateOf(limit), deps.now());
-}
-
-/** Whether `ip` could take one request from that bucket, without taking it (budgets spent only on failure). */
-export function peekForIp(deps: AppDeps, name: string, ip: string, limit: number): Promise<Take> {
-  return peek(deps.db, bucketKey(name, { ip }), rateOf(limit), deps.now());
+/** Whether `who` could take one request of `scope` now, without taking it (budgets spent only on failure). */
+export function peekFor(deps: AppDeps, scope: Scope, who: Holder): Promise<Take> {
+  return peek(deps.db, bucketKey(scope, who), rateOf(LIMITS[scope].limit), deps.now());
 }
 
 /** Seconds to wait, at least 1. */

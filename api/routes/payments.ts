@@ -17,7 +17,7 @@ import type { AppEnv } from "../context.js";
 /** /payments: creation (API key) and redirect verification (public; the hash is the proof). */
 export const payments = new Hono<AppEnv>()
   .post("/", rateLimit("payments.create"), errorsAs("plain", "Failed to create payment"), async (c) => {
-    const body = await jsonBody(c, { invalid: "Invalid form data", anyContentType: true });
+    const body = await jsonBody(c, { invalid: "Invalid form data", contentType: "never" });
     const { url } = await createPayment(c.var.deps, keyCaller(c), body);
     return c.json({ url });
   })

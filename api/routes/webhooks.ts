@@ -1,6 +1,5 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { UnsupportedMedia } from "../../core/errors.js";
 import { deleteWebhook, getWebhook, putWebhook, regenerateWebhookSecret } from "../../modules/webhooks/config.js";
 import { getDelivery, listDeliveries, resendDelivery } from "../../modules/webhooks/deliveries.js";
 import { errorsAs } from "../errors.js";
@@ -30,17 +29,15 @@ webhooks.put("/", async (c) => {
   const r = await putWebhook(
     c.var.deps,
     { merchantId: c.var.merchant.id, apiKey: c.var.apiKey },
-    await jsonBody(c, { anyContentType: true }),
+    await jsonBody(c, { contentType: "never" }),
   );
   return ok(c, r.webhook, r.created ? 201 : 200);
 });
 
 /** POST /v1/webhooks {action: 'regenerate-secret'}: a new secret, effective at once (queued retries included). */
-webhooks.post("/", async (c) => {
-  if (!/^application\/json\b/i.test(c.req.header("content-type") ?? ""))
-    throw new UnsupportedMedia("Content-Type must be application/json");
-  return ok(c, await regenerateWebhookSecret(c.var.deps, c.var.merchant.id, await jsonBody(c)));
-});
+webhooks.post("/", async (c) =>
+  ok(c, await regenerateWebhookSecret(c.var.deps, c.var.merchant.id, await jsonBody(c, { contentType: "always" }))),
+);
 
 /** DELETE /v1/webhooks. */
 webhooks.delete("/", async (c) => ok(c, await deleteWebhook(c.var.deps, c.var.merchant.id)));
