@@ -123,6 +123,8 @@ export const payments = pgTable(
     overpaymentUnits: units("overpayment_units").notNull().default("0"),
     paymentTxHash: text("payment_tx_hash"),
     paymentBlockNumber: numeric("payment_block_number", { precision: 78, scale: 0 }),
+    /** Newest block among the counted deposits: until it is final, a re-org may take them away (detect.ts). */
+    receivedBlockNumber: numeric("received_block_number", { precision: 78, scale: 0 }),
     settlementTxHash: text("settlement_tx_hash"),
     settledUnits: units("settled_units"),
     withdrawnUnits: units("withdrawn_units"),
@@ -170,7 +172,7 @@ export const ledgerEntries = pgTable(
     merchantId: uuid("merchant_id")
       .notNull()
       .references(() => merchants.id),
-    kind: text("kind").notNull(), // gas_tank_deposit | settlement_fee | adjustment
+    kind: text("kind").notNull(), // gas_tank_deposit | gas_tank_reorg | settlement_fee | settlement_refund | adjustment
     amountMicros: numeric("amount_micros", { precision: 78, scale: 0 }).notNull(),
     paymentId: uuid("payment_id").references(() => payments.id),
     chainId: integer("chain_id"),

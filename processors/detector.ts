@@ -1,5 +1,5 @@
 import { indexerProgress } from "../db/indexer-status.js";
-import { detectIndexedBlock, detectPayments } from "../modules/payments/detect.js";
+import { detectIndexedBlock, detectLostDeposits, detectPayments } from "../modules/payments/detect.js";
 import { defineProcessor } from "./runner.js";
 import { wakeOnIndexerProgress } from "./wake-on-indexer.js";
 
@@ -32,6 +32,7 @@ export function detector() {
         // A chain Ponder does not report yet: full scans against the node's head, once per new block.
         const head = await deps.clients.get(chain.chainId)!.getBlockNumber({ cacheTime: 0 });
         if (lastHead.get(chain.chainId) === head) continue;
+        await detectLostDeposits(deps, chain, { latest: head, finalized: head - BigInt(chain.finalityBlocks) });
         await detectPayments(deps, chain, head);
         lastHead.set(chain.chainId, head);
       }

@@ -1,7 +1,8 @@
 import type pg from "pg";
 
 // The Gas Tank ledger (`ledger_entries`): signed USDT micros; the balance is their sum, and
-// `reference` makes every entry idempotent (`deposit:<transfer id>`, `fee:<payment>`, `refund:<payment>`).
+// `reference` makes every entry idempotent (`deposit:<transfer id>@<block hash>`, `reorg:<deposit reference>`,
+// `fee:<payment>[:n]`, `refund:<payment>[:n]`).
 
 type Q = Pick<pg.Pool, "query">;
 
@@ -18,22 +19,31 @@ export async function latestLedgerEntryId(db: Q, merchantId: string): Promise<st
   return rows[0].id;
 }
 
-/** Debits a payment's settlement fee (once per payment). */
+/**
+ * Debits a payment's settlement fee: once per reservation. A payment re-orged back to pending was refunded
+ * and is debited again when it is reserved again (`fee:<payment>`, then `fee:<payment>:2`, …).
+ */
 export async function debitSettlementFee(db: Q, p: { id: string; merchant_id: string; chain_id: number }, micros: bigint) {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ledger_entries WHERE payment_id = $1 AND kind = 'settlement_fee'`,
+    [p.id],
+  );
+  const n = rows[0]!.n;
   await db.query(
     `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, payment_id, chain_id, reference) VALUES ($1, 'settlement_fee', $2, $3, $4, $5)
      ON CONFLICT (reference) DO NOTHING`,
-    [p.merchant_id, (-micros).toString(), p.id, p.chain_id, `fee:${p.id}`],
+    [p.merchant_id, (-micros).toString(), p.id, p.chain_id, n === 0 ? `fee:${p.id}` : `fee:${p.id}:${n + 1}`],
   );
 }
 
-/** Gives back a failed payment's settlement fee, if one was debited (once per payment). */
+/** Gives back every settlement fee of the payment not refunded yet (`refund:<payment>[:n]` beside each `fee:`). */
 export async function refundSettlementFee(db: Q, paymentId: string) {
   await db.query(
     `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, payment_id, chain_id, reference)
-     SELECT merchant_id, 'settlement_refund', -amount_micros, payment_id, chain_id, 'refund:' || payment_id FROM ledger_entries WHERE reference = $1
+     SELECT merchant_id, 'settlement_refund', -amount_micros, payment_id, chain_id, 'refund:' || substr(reference, 5)
+       FROM ledger_entries WHERE payment_id = $1 AND kind = 'settlement_fee'
      ON CONFLICT (reference) DO NOTHING`,
-    [`fee:${paymentId}`],
+    [paymentId],
   );
 }
 

@@ -1,22 +1,58 @@
 import { and, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
-import { getAddress, multicall3Abi, zeroAddress, type Address } from "viem";
+import { getAddress, zeroAddress, type Address } from "viem";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { withTransaction } from "../../db/client.js";
 import { payments } from "../../db/schema.js";
+import { nativeBalances, walletBalances } from "./balances.js";
+import { reopenAfterReorg, UNSWEPT } from "./reorg.js";
 import { transition } from "./state-machine.js";
 
-type Seen = { id: string; status: string; due: bigint; previous: bigint; received: bigint; txHash: string | null; block: string | null };
+type Seen = {
+  id: string;
+  status: string;
+  due: bigint;
+  previous: bigint;
+  received: bigint;
+  txHash: string | null;
+  /** First and newest block of the counted deposits (native: the block the balance was read at). */
+  block: string | null;
+  lastBlock: string | null;
+  /** Where the payment is paid, and the block its confirmations end at (latest - confirmations + 1). */
+  wallet: Address;
+  token: Address;
+  confirmedAt: bigint;
+};
 
 const OPEN = ["pending", "expired"];
 /** What detection needs of an open payment. */
-const OPEN_COLUMNS = { id: payments.id, status: payments.status, dueUnits: payments.dueUnits, receivedUnits: payments.receivedUnits };
+const OPEN_COLUMNS = {
+  id: payments.id,
+  status: payments.status,
+  dueUnits: payments.dueUnits,
+  receivedUnits: payments.receivedUnits,
+  recipientAddress: payments.recipientAddress,
+  tokenAddress: payments.tokenAddress,
+  blockConfirmations: payments.blockConfirmations,
+};
 /** validate-create.ts caps `blockConfirmations` at 100. */
 export const MAX_CONFIRMATIONS = 100n;
 /** Recipients per candidate query (one array parameter each). */
 const CHUNK = 5000;
-/** Addresses per Multicall3 call: ~4k gas each, far below any node's eth_call gas cap. */
-const BALANCES_PER_CALL = 1000;
+
+const confirmedAt = (latest: bigint, confirmations: number) => latest - BigInt(confirmations) + 1n;
+
+/** Map.groupBy (Node 21+). */
+function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
+  const out = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = out.get(k);
+    if (group) group.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
+}
 
 /**
  * Open token payments with their confirmed transfers' sum (at least `block_confirmations` below
@@ -31,6 +67,7 @@ async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest:
       received,
       txHash: sql<string>`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}))[1]`,
       block: sql<string>`min(${t.blockNumber})`,
+      lastBlock: sql<string>`max(${t.blockNumber})`,
     })
     .from(payments)
     .innerJoin(
@@ -59,6 +96,10 @@ async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest:
     received: BigInt(r.received),
     txHash: r.txHash,
     block: r.block,
+    lastBlock: r.lastBlock,
+    wallet: r.recipientAddress as Address,
+    token: r.tokenAddress as Address,
+    confirmedAt: confirmedAt(latest, r.blockConfirmations),
   }));
 }
 
@@ -77,56 +118,19 @@ async function recentRecipients(deps: AppDeps, chain: ActiveChain, after: bigint
 }
 
 /**
- * Native balances of `addresses` at `blockNumber`: one Multicall3 `getEthBalance` call per 1000
- * addresses (all sent at once). An address the batch could not read (no Multicall3 at that block,
- * a node error) is read alone with `eth_getBalance`.
- */
-export async function nativeBalances(deps: AppDeps, chain: ActiveChain, addresses: Address[], blockNumber: bigint): Promise<bigint[]> {
-  if (!addresses.length) return [];
-  const client = deps.clients.get(chain.chainId)!;
-  const results = await client.multicall({
-    contracts: addresses.map((address) => ({
-      address: chain.multicall3,
-      abi: multicall3Abi,
-      functionName: "getEthBalance" as const,
-      args: [address] as const,
-    })),
-    multicallAddress: chain.multicall3,
-    blockNumber,
-    allowFailure: true,
-    // viem splits by calldata bytes; getEthBalance's calldata is 36 bytes.
-    batchSize: 36 * BALANCES_PER_CALL,
-  });
-  const out: bigint[] = [];
-  for (const [i, r] of results.entries())
-    out.push(r.status === "success" ? r.result : await client.getBalance({ address: addresses[i]!, blockNumber }));
-  return out;
-}
-
-/**
  * Native-coin payments emit no log: their address's balance at the confirmed block. Every open
  * native payment is read each pass, in one Multicall3 batch per confirmation depth (the block they
  * are read at), not one RPC call each.
  */
 async function confirmedNativeDeposits(deps: AppDeps, chain: ActiveChain, latest: bigint): Promise<Seen[]> {
   const rows = await deps.db.orm
-    .select({
-      ...OPEN_COLUMNS,
-      recipientAddress: payments.recipientAddress,
-      blockConfirmations: payments.blockConfirmations,
-    })
+    .select(OPEN_COLUMNS)
     .from(payments)
     .where(and(eq(payments.chainId, chain.chainId), inArray(payments.status, OPEN), eq(payments.tokenAddress, zeroAddress)));
-  const byBlock = new Map<bigint, typeof rows>();
-  for (const r of rows) {
-    const at = latest - BigInt(r.blockConfirmations) + 1n;
-    if (at < 0n) continue;
-    const group = byBlock.get(at);
-    if (group) group.push(r);
-    else byBlock.set(at, [r]);
-  }
+  const byBlock = groupBy(rows, (r) => confirmedAt(latest, r.blockConfirmations));
   const seen: Seen[] = [];
   for (const [at, group] of byBlock) {
+    if (at < 0n) continue;
     const balances = await nativeBalances(
       deps,
       chain,
@@ -142,6 +146,10 @@ async function confirmedNativeDeposits(deps: AppDeps, chain: ActiveChain, latest
         received: balances[i]!,
         txHash: null,
         block: at.toString(),
+        lastBlock: at.toString(),
+        wallet: r.recipientAddress as Address,
+        token: zeroAddress,
+        confirmedAt: at,
       });
   }
   return seen;
@@ -171,14 +179,26 @@ export async function detectPayments(
   }
   if (chain.native) seen.push(...(await confirmedNativeDeposits(deps, chain, latest)));
 
+  // Lower sums are the re-org check's to judge (detectLostDeposits), with the node's word.
+  const up = seen.filter((s) => s.received > s.previous);
+  const canonical = await backedOnChain(
+    deps,
+    chain,
+    up.filter((s) => s.received >= s.due),
+  );
   let changed = 0;
-  for (const s of seen) {
-    // Nothing new; or a re-org took a deposit away: keep the higher record until it reappears.
-    if (s.received <= s.previous) continue;
+  for (const s of up) {
+    const paid = s.received >= s.due;
+    if (paid && !canonical.has(s.id)) continue; // the indexer's view is ahead of (or beside) the chain: next pass
     await withTransaction(deps.db, async (client) => {
       const now = deps.now();
-      const common = { received_units: s.received.toString(), payment_tx_hash: s.txHash, payment_block_number: s.block };
-      if (s.received >= s.due) {
+      const common = {
+        received_units: s.received.toString(),
+        payment_tx_hash: s.txHash,
+        payment_block_number: s.block,
+        received_block_number: s.lastBlock,
+      };
+      if (paid) {
         const done = await transition(client, s.id, {
           from: ["pending", "expired"],
           to: "paid",
@@ -192,14 +212,158 @@ export async function detectPayments(
           await transition(client, s.id, { from: ["expired"], to: "pending", reason: "funds received after expiry", set: common, now });
         else
           await client.query(
-            `UPDATE payments SET received_units = $2, payment_tx_hash = $3, payment_block_number = $4, updated_at = now() WHERE id = $1 AND status = 'pending'`,
-            [s.id, common.received_units, s.txHash, s.block],
+            `UPDATE payments SET received_units = $2, payment_tx_hash = $3, payment_block_number = $4, received_block_number = $5, updated_at = now()
+              WHERE id = $1 AND status = 'pending'`,
+            [s.id, common.received_units, s.txHash, s.block, s.lastBlock],
           );
         changed++;
       }
     });
   }
   return { candidates: seen.length, changed };
+}
+
+/**
+ * Of the payments the indexer shows paid in full, those the node agrees with: the wallet held at least the
+ * due amount at the block the confirmations end at, on the canonical chain. A row the indexer has not rolled
+ * back yet after a re-org is not taken for a payment. Native balances are the node's already.
+ */
+async function backedOnChain(deps: AppDeps, chain: ActiveChain, seen: Seen[]): Promise<Set<string>> {
+  const ok = new Set(seen.filter((s) => s.token === zeroAddress).map((s) => s.id));
+  const byBlock = groupBy(
+    seen.filter((s) => s.token !== zeroAddress),
+    (s) => s.confirmedAt,
+  );
+  for (const [at, group] of byBlock) {
+    const balances = await walletBalances(
+      deps,
+      chain,
+      group.map((s) => ({ address: s.wallet, token: s.token })),
+      at,
+    );
+    for (const [i, s] of group.entries()) if (balances[i]! >= s.due) ok.add(s.id);
+  }
+  return ok;
+}
+
+/**
+ * Re-orgs: deposits counted for a payment not swept yet that left the canonical chain. Looked at: every
+ * unswept payment whose newest counted deposit is above the indexer's finalized block (below it nothing
+ * moves), a few at any time. A lower sum is believed only when the node agrees: the wallet's balance at
+ * the head is below what was counted (funds leave an unswept wallet only by a re-org). So an indexer
+ * rolling back and re-indexing after a restart, whose rows vanish for a moment, changes nothing.
+ * A payment paid in full that is now short goes back to `pending` (reorg.ts); otherwise the lower amount is
+ * recorded. Returns the payments changed.
+ */
+export async function detectLostDeposits(deps: AppDeps, chain: ActiveChain, indexed: IndexedBlocks): Promise<number> {
+  const t = deps.db.views.transfer;
+  const counted = sql<string>`coalesce(sum(${t.amount}) FILTER (WHERE ${t.blockNumber} <= ${indexed.latest.toString()}::numeric - ${payments.blockConfirmations} + 1), 0)`;
+  const rows = await deps.db.orm
+    .select({
+      ...OPEN_COLUMNS,
+      counted,
+      txHash: sql<
+        string | null
+      >`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}) FILTER (WHERE ${t.blockNumber} <= ${indexed.latest.toString()}::numeric - ${payments.blockConfirmations} + 1))[1]`,
+      block: sql<
+        string | null
+      >`min(${t.blockNumber}) FILTER (WHERE ${t.blockNumber} <= ${indexed.latest.toString()}::numeric - ${payments.blockConfirmations} + 1)`,
+      lastBlock: sql<
+        string | null
+      >`max(${t.blockNumber}) FILTER (WHERE ${t.blockNumber} <= ${indexed.latest.toString()}::numeric - ${payments.blockConfirmations} + 1)`,
+    })
+    .from(payments)
+    .leftJoin(
+      t,
+      and(
+        eq(t.chainId, payments.chainId),
+        eq(t.to, sql`lower(${payments.recipientAddress})`),
+        eq(t.token, sql`lower(${payments.tokenAddress})`),
+      ),
+    )
+    .where(
+      and(
+        eq(payments.chainId, chain.chainId),
+        inArray(payments.status, [...UNSWEPT]),
+        gt(payments.receivedUnits, "0"),
+        sql`coalesce(${payments.receivedBlockNumber}, ${payments.paymentBlockNumber}) > ${indexed.finalized.toString()}::numeric`,
+      ),
+    )
+    .groupBy(payments.id);
+  if (!rows.length) return 0;
+
+  // Native payments: the balance at the confirmation block is what counts, as in the up pass.
+  const natives = rows.filter((r) => r.tokenAddress === zeroAddress);
+  const byBlock = groupBy(natives, (r) => confirmedAt(indexed.latest, r.blockConfirmations));
+  const nativeCounted = new Map<string, bigint>();
+  for (const [at, group] of byBlock) {
+    if (at < 0n) continue;
+    const balances = await nativeBalances(
+      deps,
+      chain,
+      group.map((r) => r.recipientAddress as Address),
+      at,
+    );
+    for (const [i, r] of group.entries()) nativeCounted.set(r.id, balances[i]!);
+  }
+  const lower = rows
+    .map((r) => {
+      const native = r.tokenAddress === zeroAddress;
+      return {
+        ...r,
+        now: native ? (nativeCounted.get(r.id) ?? BigInt(r.receivedUnits)) : BigInt(r.counted),
+        block: native ? confirmedAt(indexed.latest, r.blockConfirmations).toString() : r.block,
+        lastBlock: native ? confirmedAt(indexed.latest, r.blockConfirmations).toString() : r.lastBlock,
+      };
+    })
+    .filter((r) => r.now < BigInt(r.receivedUnits));
+  if (!lower.length) return 0;
+  const head = await walletBalances(
+    deps,
+    chain,
+    lower.map((r) => ({ address: r.recipientAddress as Address, token: r.tokenAddress as Address })),
+  );
+
+  let changed = 0;
+  for (const [i, r] of lower.entries()) {
+    const previous = BigInt(r.receivedUnits);
+    if (head[i]! >= previous) continue; // the funds are there: the indexer is catching up, not a re-org
+    await withTransaction(deps.db, async (client) => {
+      const now = deps.now();
+      const due = BigInt(r.dueUnits);
+      if ((r.status === "paid" || r.status === "awaiting_gas") && r.now < due) {
+        const reason = "a counted deposit left the canonical chain";
+        if (
+          await reopenAfterReorg(client, r.id, {
+            from: ["paid", "awaiting_gas"],
+            received: r.now,
+            receivedBlock: r.lastBlock,
+            txHash: r.txHash,
+            reason,
+            now,
+          })
+        )
+          changed++;
+        return;
+      }
+      const { rowCount } = await client.query(
+        `UPDATE payments SET received_units = $2, overpayment_units = GREATEST($2::numeric - due_units, 0),
+                payment_tx_hash = $3, payment_block_number = $4, received_block_number = $5, updated_at = now()
+          WHERE id = $1 AND status = $6 AND received_units = $7`,
+        [
+          r.id,
+          r.now.toString(),
+          r.now > 0n ? r.txHash : null,
+          r.now > 0n ? r.block : null,
+          r.now > 0n ? r.lastBlock : null,
+          r.status,
+          r.receivedUnits,
+        ],
+      );
+      changed += rowCount ?? 0;
+    });
+  }
+  return changed;
 }
 
 /** Ponder's indexed and finalized blocks of a chain. */
@@ -249,6 +413,8 @@ export async function detectIndexedBlock(
   // No cursor yet, a chain that went back below what was final (a local chain restarted), or time for the periodic full scan.
   const full = !cursor || indexed.latest < cursor.finalized || now - cursor.fullScanAt >= FULL_SCAN_EVERY_MS;
   const after = full ? null : min(cursor.latest - MAX_CONFIRMATIONS, cursor.finalized);
+  // Re-orged deposits first, so a payment they reopen is judged afresh by the pass below.
+  const lost = await detectLostDeposits(deps, chain, indexed);
   const result = await detectPayments(deps, chain, indexed.latest, after === null ? {} : { changedAfter: after });
   const value = {
     latest: indexed.latest.toString(),
@@ -260,7 +426,7 @@ export async function detectIndexedBlock(
      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
     [cursorKey(chain.chainId), JSON.stringify(value)],
   );
-  return { ...result, after };
+  return { ...result, changed: result.changed + lost, after };
 }
 
 const min = (a: bigint, b: bigint) => (a < b ? a : b);

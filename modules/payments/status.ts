@@ -22,12 +22,14 @@ export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
  * - pending -> withdrawing -> withdrawn: manual withdraw of a partial payment.
  * - expired -> pending | paid: funds that arrive after expiry are never dropped.
  * - deploying_wallet -> paid: a sweep transaction that was dropped (never mined) is retried.
+ * - paid | awaiting_gas | deploying_wallet -> pending: a counted deposit left the canonical chain (a re-org)
+ *   before the sweep; `payment.reorged` tells the merchant (modules/payments/reorg.ts).
  */
 export const TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
   pending: ["paid", "expired", "failed", "withdrawing", "cancelled"],
-  paid: ["deploying_wallet", "awaiting_gas", "failed"],
-  awaiting_gas: ["deploying_wallet", "failed"],
-  deploying_wallet: ["completed", "failed", "paid"],
+  paid: ["deploying_wallet", "awaiting_gas", "failed", "pending"],
+  awaiting_gas: ["deploying_wallet", "failed", "pending"],
+  deploying_wallet: ["completed", "failed", "paid", "pending"],
   withdrawing: ["withdrawn", "pending", "failed"],
   expired: ["pending", "paid"],
   completed: [],

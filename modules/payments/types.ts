@@ -31,6 +31,7 @@ export type PaymentRow = {
   overpayment_units: string;
   payment_tx_hash: string | null;
   payment_block_number: string | null;
+  received_block_number: string | null;
   settlement_tx_hash: string | null;
   settled_units: string | null;
   withdrawn_units: string | null;

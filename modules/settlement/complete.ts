@@ -1,7 +1,8 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
+import { indexerProgress } from "../../db/indexer-status.js";
 import { payments, settlements } from "../../db/schema.js";
 import { settlementFeeCharged } from "../gas-tank/ledger.js";
 import { usdt } from "../gas-tank/usdt.js";
@@ -10,9 +11,13 @@ import type { PaymentRow } from "../payments/types.js";
 
 /**
  * Step 3: deploying_wallet -> completed (withdrawing -> withdrawn) once the Swept event of our mined
- * transaction is indexed. The amounts come from the indexed event, not from our own arithmetic.
+ * transaction is indexed and as deep as the payment's `blockConfirmations` (a sweep a re-org takes away
+ * before that is sent again: reconcile.ts). The amounts come from the indexed event, not our own arithmetic.
  */
 export async function complete(deps: AppDeps, chain: ActiveChain) {
+  const progress = (await indexerProgress(deps.db))?.find((x) => x.chainId === chain.chainId);
+  if (!progress) return;
+  const latest = String(progress.indexedBlock);
   const w = deps.db.views.sweep;
   const rows = await deps.db.orm
     .select({
@@ -32,6 +37,7 @@ export async function complete(deps: AppDeps, chain: ActiveChain) {
         eq(w.chainId, payments.chainId),
         eq(w.wallet, sql`lower(${payments.recipientAddress})`),
         eq(w.transactionHash, settlements.txHash),
+        lte(w.blockNumber, sql`${latest}::numeric - ${payments.blockConfirmations} + 1`),
       ),
     )
     .where(and(eq(payments.chainId, chain.chainId), inArray(payments.status, ["deploying_wallet", "withdrawing"])));

@@ -2,17 +2,24 @@ import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { TxSender } from "../../chains/tx-sender.js";
 import type { PaymentRow } from "../payments/types.js";
+import { reopenUnfunded } from "./send.js";
 import { failPayments, LIVE } from "./shared.js";
 
 /**
  * Step 0: reconcile transactions already signed (chains/tx-sender.ts). Mined -> record the receipt;
  * reverted -> the payments fail (Gas Tank fee refunded); not known to the node -> re-broadcast the same
  * bytes, unless the nonce was used by another transaction at a final depth (then it can never mine: dropped,
- * and its payments are swept again). An RPC error leaves the row for the next pass.
+ * and its payments are swept again). An RPC error leaves the row for the next pass. A mined sweep whose block a
+ * re-org took away before its payments completed is treated as sent again.
  */
 export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
+  // Mined sweeps whose payments are not completed yet are looked at again too: a re-org may have taken the
+  // block away (the same bytes are then sent again, filling the nonce the sender has moved past).
   const { rows } = await deps.db.pool.query(
-    `SELECT * FROM settlements WHERE chain_id = $1 AND signer = $2 AND status IN ${LIVE} ORDER BY nonce`,
+    `SELECT * FROM settlements s WHERE chain_id = $1 AND signer = $2
+        AND (status IN ${LIVE}
+             OR (status = 'mined' AND EXISTS (SELECT 1 FROM payments p WHERE p.id = ANY(s.payment_ids) AND p.status IN ('deploying_wallet', 'withdrawing'))))
+      ORDER BY nonce`,
     [chain.chainId, sender.address.toLowerCase()],
   );
   const txs = rows.map((s) => ({ ...s, hash: s.tx_hash, rawTx: s.raw_tx }));
@@ -25,11 +32,18 @@ export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSen
       );
       if (outcome.status === "reverted") {
         const { rows: ps } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = ANY($1)`, [s.payment_ids]);
-        await failPayments(deps, ps, `sweep transaction ${s.tx_hash} reverted`);
+        // A sweep that reverted because a re-org emptied the wallet: the payment waits for its funds again.
+        const short = await reopenUnfunded(deps, chain, ps);
+        await failPayments(
+          deps,
+          ps.filter((p) => !short.has(p.id)),
+          `sweep transaction ${s.tx_hash} reverted`,
+        );
       }
     } else if (outcome.status === "dropped")
       await deps.db.pool.query(`UPDATE settlements SET status = 'dropped', updated_at = now() WHERE id = $1`, [s.id]);
-    else if (s.status === "signed")
+    else if (s.status !== "sent")
+      // signed and now accepted by the node; or mined, then re-orged out and sent again
       await deps.db.pool.query(`UPDATE settlements SET status = 'sent', updated_at = now() WHERE id = $1`, [s.id]);
   });
 }

@@ -1,8 +1,12 @@
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { encodeSweep } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
+import { withTransaction } from "../../db/client.js";
+import { walletBalances } from "../payments/balances.js";
+import { reopenAfterReorg } from "../payments/reorg.js";
+import { transition } from "../payments/state-machine.js";
 import type { PaymentRow } from "../payments/types.js";
 import { sweepFeeUnits } from "./plan.js";
 import { COVERING, failPayments, type SettlerHooks } from "./shared.js";
@@ -20,9 +24,60 @@ export async function send(deps: AppDeps, chain: ActiveChain, sender: TxSender, 
       ORDER BY p.paid_at NULLS LAST LIMIT 50`,
     [chain.chainId],
   );
-  if (rows.length > 0) await sweepOrFail(deps, chain, sender, rows, hooks);
+  const funded = await fundedOnChain(deps, chain, rows);
+  if (funded.length > 0) await sweepOrFail(deps, chain, sender, funded, hooks);
 }
 
+/**
+ * The payments whose wallet holds, at the node's head, what detection counted (a withdrawal: anything).
+ * Checked before signing, so a deposit a re-org took away is never swept short or into a revert.
+ */
+async function fundedOnChain(deps: AppDeps, chain: ActiveChain, rows: PaymentRow[]): Promise<PaymentRow[]> {
+  const short = await reopenUnfunded(deps, chain, rows);
+  return rows.filter((p) => !short.has(p.id));
+}
+
+/**
+ * Of `rows` (deploying_wallet or withdrawing), those whose wallet no longer holds what was counted go back
+ * to `pending`: a settlement through reorg.ts (Gas Tank fee refunded, `payment.reorged`), a withdrawal with
+ * nothing left quietly. Returns the ids moved.
+ */
+export async function reopenUnfunded(deps: AppDeps, chain: ActiveChain, rows: PaymentRow[]): Promise<Set<string>> {
+  const moved = new Set<string>();
+  if (!rows.length) return moved;
+  const balances = await walletBalances(
+    deps,
+    chain,
+    rows.map((p) => ({ address: p.recipient_address as Address, token: p.token_address as Address })),
+  );
+  for (const [i, p] of rows.entries()) {
+    const balance = balances[i]!;
+    const short = p.status === "withdrawing" ? balance === 0n : balance < BigInt(p.received_units);
+    if (!short) continue;
+    await withTransaction(deps.db, async (client) => {
+      const now = deps.now();
+      const done =
+        p.status === "withdrawing"
+          ? await transition(client, p.id, {
+              from: ["withdrawing"],
+              to: "pending",
+              reason: "reorg: nothing left to withdraw",
+              set: { received_units: "0", payment_tx_hash: null, payment_block_number: null, received_block_number: null },
+              now,
+            })
+          : await reopenAfterReorg(client, p.id, {
+              from: ["deploying_wallet"],
+              received: balance,
+              receivedBlock: p.received_block_number ?? p.payment_block_number,
+              txHash: p.payment_tx_hash,
+              reason: "the wallet holds less than the counted deposit",
+              now,
+            });
+      if (done) moved.add(p.id);
+    });
+  }
+  return moved;
+}
 /** A batch fails as a whole: then each payment is swept alone, and only one that cannot be swept fails. */
 async function sweepOrFail(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: PaymentRow[], hooks: SettlerHooks): Promise<void> {
   try {

@@ -1,14 +1,18 @@
-/** Payment webhook events (spec "Events"): all five are subscribable. */
+/**
+ * Payment webhook events: the spec's five ("Events"), plus `payment.reorged` (our extension: a counted
+ * deposit left the canonical chain and the payment is pending again; docs/webhooks.md). All are subscribable.
+ */
 export const PAYMENT_EVENTS = [
   "payment.completed",
   "payment.withdrawn",
   "payment.awaiting_gas",
   "payment.failed",
   "payment.expired",
+  "payment.reorged",
 ] as const;
 export type PaymentEventName = (typeof PAYMENT_EVENTS)[number];
 
-/** Subscription when `events` is omitted on creation. */
+/** Subscription when `events` is omitted on creation (the spec's default; never `payment.reorged`). */
 export const DEFAULT_PAYMENT_EVENTS: PaymentEventName[] = ["payment.completed", "payment.withdrawn"];
 
 /** Vault webhook events; `deposit.*` subscribes to every deposit event. */

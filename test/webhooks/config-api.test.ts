@@ -61,7 +61,7 @@ describe("/v1/webhooks", () => {
     });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toMatch(
-      /^Unknown event: payment.refunded\. Subscribable events: payment.completed, payment.withdrawn, payment.awaiting_gas, payment.failed, payment.expired$/,
+      /^Unknown event: payment.refunded\. Subscribable events: payment.completed, payment.withdrawn, payment.awaiting_gas, payment.failed, payment.expired, payment.reorged$/,
     );
     expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/hook", events: [] })).status).toBe(400);
     expect((await call("PUT", "/v1/webhooks", { url: "https://example.com/hook", isActive: "yes" })).body.error).toBe(

@@ -1,0 +1,1 @@
+ALTER TABLE "payments" ADD COLUMN "received_block_number" numeric(78, 0);
