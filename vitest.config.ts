@@ -6,7 +6,8 @@ export default defineConfig({
     globalSetup: ["test/setup/global-setup.ts"],
     reporters: ["default", "./test/setup/summary-reporter.ts"],
     include: ["**/*.test.ts"],
-    exclude: ["node_modules/**", ".data/**", ".scratch/**"],
+    // test/chaos: each file starts its own stack; run after this suite by vitest.chaos.config.ts.
+    exclude: ["node_modules/**", ".data/**", ".scratch/**", "test/chaos/**"],
     pool: "forks",
     maxWorkers: 2,
     testTimeout: 60_000,

@@ -1,0 +1,345 @@
+import fs from "node:fs";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseUnits, toHex, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { testTokenAbi } from "../../abis/TestToken.js";
+import { startApiServer } from "../../api/server.js";
+import type { ActiveChain } from "../../chains/runtime.js";
+import { createDeps, type AppDeps } from "../../core/deps.js";
+import { indexerProgress } from "../../db/indexer-status.js";
+import { migrate } from "../../db/migrate.js";
+import { startStack, type Stack } from "../../local/stack.js";
+import { creditConfirmedDeposits } from "../../modules/gas-tank/credit.js";
+import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
+import { reserve } from "../../modules/settlement/reserve.js";
+import { detector } from "../../processors/detector.js";
+import { settleChain } from "../../processors/settler.js";
+import { chainHelpers, waitFor } from "../helpers/chain.js";
+import { readResponse } from "../helpers/clocked-api.js";
+
+// Chain re-organisations on a chain of our own (re-orging the shared test chain would drop other files'
+// transactions): Anvil 777177 (the indexer's finality: 30 blocks) mined by hand, so each test decides
+// exactly how deep a deposit is when `anvil_reorg` takes it away. The processors are driven pass by pass.
+
+const CHAIN_ID = 777177;
+let stack: Stack;
+let deps: AppDeps;
+let api: Awaited<ReturnType<typeof startApiServer>>;
+let chain: ActiveChain;
+let h: ReturnType<typeof chainHelpers>;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = path.resolve(".data/chaos", `reorg-${process.pid}`);
+  stack = await startStack({ dataDir, fresh: true, chainIds: [CHAIN_ID], blockTime: 1 });
+  await stack.ponder!.waitReady(180_000);
+  deps = createDeps({ env: { ...stack.env, WEBHOOK_ALLOW_PRIVATE: "true", GAS_TANK_CONFIRMATIONS: "1" } });
+  await migrate(deps.db);
+  api = await startApiServer(deps, 0);
+  chain = deps.chains.find((c) => c.chainId === CHAIN_ID)!;
+  h = chainHelpers(chain);
+  // From here on a block exists only when a test mines it.
+  await rpc("evm_setIntervalMining", [0]);
+  await rpc("evm_setAutomine", [false]);
+});
+
+afterAll(async () => {
+  await api?.close();
+  await deps?.db.close();
+  await stack?.stop();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const rpc = (method: string, params: unknown[] = []) => h.pub.request({ method: method as any, params: params as any });
+const head = () => h.pub.getBlockNumber({ cacheTime: 0 });
+
+/** Mines `n` blocks and waits until the indexer has indexed the new head. */
+async function mine(n = 1) {
+  await rpc("anvil_mine", [toHex(n)]);
+  const to = Number(await head());
+  await waitFor(async () => ((await indexerProgress(deps.db))?.find((p) => p.chainId === CHAIN_ID)?.indexedBlock ?? 0) >= to, {
+    timeout: 60_000,
+    what: `block ${to} indexed`,
+  });
+}
+
+/** Replaces the last `depth` blocks (their transactions are dropped), then mines one block past them and waits for the indexer. */
+async function reorg(depth: number, gone: Hex[]) {
+  await rpc("anvil_reorg", [depth, []]);
+  await mine(1);
+  const t = deps.db.views.transfer;
+  for (const hash of gone) {
+    expect(await h.pub.getTransactionReceipt({ hash }).catch(() => null)).toBeNull();
+    await waitFor(async () => (await deps.db.orm.select().from(t).where(eq(t.transactionHash, hash))).length === 0, {
+      timeout: 60_000,
+      what: `transfer ${hash} gone from the indexer`,
+    });
+  }
+}
+
+const detect = () => detector().run(deps);
+
+async function http(method: string, p: string, apiKey: string, body?: unknown) {
+  const res = await fetch(`http://127.0.0.1:${api.port}/api${p}`, {
+    method,
+    headers: { "x-api-key": apiKey, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return readResponse(res);
+}
+
+async function newMerchant(events?: string[]) {
+  const m = await createMerchant(deps.db, { name: `Reorg ${Math.random()}` });
+  const apiKey = (await createApiKey(deps.db, m.id)).key;
+  const res = await http("PUT", "/v1/webhooks", apiKey, { url: "https://127.0.0.1:9/reorg", ...(events ? { events } : {}) });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { id: m.id, apiKey };
+}
+
+async function createPayment(apiKey: string, body: Record<string, unknown>) {
+  const token = h.token("USDC").address;
+  const res = await http("POST", "/payments", apiKey, { orderId: `reorg-${Math.random()}`, chainId: String(CHAIN_ID), token, ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const id = (res.body.url as string).split("/pay/")[1]!;
+  return row(id);
+}
+async function row(id: string) {
+  const { rows } = await deps.db.pool.query(`SELECT * FROM payments WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+/** A payer holding `amount` of `symbol`, minted `below` blocks before anything a test re-orgs. */
+async function fundedPayer(symbol: string, amount: bigint, below: number): Promise<PrivateKeyAccount> {
+  const payer = privateKeyToAccount(generatePrivateKey());
+  await rpc("anvil_setBalance", [payer.address, toHex(10n ** 21n)]);
+  await h
+    .walletOf(payer)
+    .writeContract({ address: h.token(symbol).address, abi: testTokenAbi, functionName: "mint", args: [payer.address, amount] });
+  await mine(below);
+  return payer;
+}
+/** Sends a token transfer into the pool (mined by the next `mine`). */
+function transfer(payer: PrivateKeyAccount, symbol: string, to: string, amount: bigint): Promise<Hex> {
+  return h
+    .walletOf(payer)
+    .writeContract({ address: h.token(symbol).address, abi: testTokenAbi, functionName: "transfer", args: [to as Address, amount] });
+}
+
+async function events(paymentId: string) {
+  const { rows } = await deps.db.pool.query(`SELECT to_status, reason FROM payment_events WHERE payment_id = $1 ORDER BY id`, [paymentId]);
+  return rows.map((r) => r.to_status as string);
+}
+async function outbox(paymentId: string) {
+  const { rows } = await deps.db.pool.query(
+    `SELECT event, payload FROM webhook_deliveries WHERE payment_id = $1 ORDER BY created_at, event`,
+    [paymentId],
+  );
+  return rows as { event: string; payload: Record<string, any> }[];
+}
+
+/** Settler passes, one block mined after each, until the payment reaches `status`. */
+async function settleUntil(id: string, status: string, passes = 30) {
+  for (let i = 0; i < passes; i++) {
+    await settleChain(deps, chain);
+    if ((await row(id)).status === status) return;
+    await mine(1);
+  }
+  throw new Error(`payment ${id} is ${(await row(id)).status}, not ${status}, after ${passes} settler passes`);
+}
+
+const AMOUNT = parseUnits("10", 6);
+
+describe("a deposit re-orged out of the chain", () => {
+  // Depths 1, 5 and 29 (below the indexer's 30-block finality) with 1 and 3 confirmations. The deposit's block
+  // is exactly `depth` deep when the re-org replaces the last `depth` blocks.
+  const cases = [1, 5, 29].flatMap((depth) => [1, 3].map((confirmations) => ({ depth, confirmations })));
+  it.each(cases)("depth $depth, blockConfirmations $confirmations", async ({ depth, confirmations }) => {
+    const subscribed = await newMerchant(["payment.completed", "payment.reorged"]);
+    const payout = privateKeyToAccount(generatePrivateKey()).address;
+    const p = await createPayment(subscribed.apiKey, { merchant: payout, amount: "10", gasless: true, blockConfirmations: confirmations });
+    const payer = await fundedPayer("USDC", AMOUNT, depth + 1);
+
+    const first = await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await mine(depth); // the deposit's block is now `depth` deep
+    await detect();
+    const counted = confirmations <= depth;
+    const before = await row(p.id);
+    // Reported paid only once the deposit is `blockConfirmations` deep.
+    expect(before.status).toBe(counted ? "paid" : "pending");
+    expect(before.received_units).toBe(counted ? AMOUNT.toString() : "0");
+
+    await reorg(depth, [first]);
+    await detect();
+    const after = await row(p.id);
+    expect(after.status).toBe("pending");
+    expect(after.received_units).toBe("0");
+    expect(after.paid_at).toBeNull();
+    const reorged = (await outbox(p.id)).filter((d) => d.event === "payment.reorged");
+    if (counted) {
+      expect(await events(p.id)).toEqual(["paid", "pending"]);
+      expect(reorged).toHaveLength(1);
+      expect(reorged[0]!.payload).toMatchObject({
+        event: "payment.reorged",
+        paymentId: p.id,
+        status: "pending",
+        previousReceivedAmount: "10",
+        reason: "a counted deposit left the canonical chain",
+      });
+      expect(reorged[0]!.payload.receivedAmount).toBeUndefined();
+    } else {
+      expect(await events(p.id)).toEqual([]);
+      expect(reorged).toHaveLength(0);
+    }
+
+    // The payer sends again: paid at depth, swept once, the merchant paid to the smallest unit.
+    await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await mine(confirmations);
+    await detect();
+    expect((await row(p.id)).status).toBe("paid");
+    await settleUntil(p.id, "completed");
+    const done = await row(p.id);
+    const fee = BigInt(done.platform_fee_units) + BigInt(done.gas_fee_units) + BigInt(done.processing_fee_units);
+    expect(await h.balanceOf("USDC", payout)).toBe(AMOUNT - fee);
+    expect(BigInt(done.settled_units)).toBe(AMOUNT - fee);
+    const { rows: sweeps } = await deps.db.pool.query(`SELECT status FROM settlements WHERE $1 = ANY(payment_ids)`, [p.id]);
+    expect(sweeps.map((s) => s.status)).toEqual(["mined"]);
+    expect((await outbox(p.id)).map((d) => d.event)).toEqual(counted ? ["payment.reorged", "payment.completed"] : ["payment.completed"]);
+  });
+
+  it("is never told to a merchant on the default subscription", async () => {
+    const m = await newMerchant(); // payment.completed, payment.withdrawn
+    const p = await createPayment(m.apiKey, { merchant: privateKeyToAccount(generatePrivateKey()).address, amount: "10", gasless: true });
+    const payer = await fundedPayer("USDC", AMOUNT, 3);
+    const tx = await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await mine(1);
+    await detect();
+    expect((await row(p.id)).status).toBe("paid");
+    await reorg(2, [tx]);
+    await detect();
+    expect((await row(p.id)).status).toBe("pending");
+    expect(await events(p.id)).toEqual(["paid", "pending"]);
+    expect(await outbox(p.id)).toEqual([]);
+  });
+});
+
+describe("settlement checks the chain before it sweeps", () => {
+  async function gasTankMerchant() {
+    const m = await newMerchant(["payment.completed", "payment.reorged"]);
+    const bal = await http("GET", "/balance", m.apiKey);
+    const tank = bal.body.depositAddresses.find((d: any) => d.chainId === CHAIN_ID).address;
+    const funder = await fundedPayer("USDT", parseUnits("5", 6), 1);
+    await transfer(funder, "USDT", tank, parseUnits("5", 6));
+    await mine(1);
+    await creditConfirmedDeposits(deps);
+    expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe("5.000000");
+    return m;
+  }
+  const ledger = async (merchantId: string) =>
+    (
+      await deps.db.pool.query(
+        `SELECT kind, amount_micros FROM ledger_entries WHERE merchant_id = $1 AND kind <> 'gas_tank_deposit' ORDER BY id`,
+        [merchantId],
+      )
+    ).rows;
+
+  it("a reserved settlement whose deposit was re-orged away is not signed: back to pending, Gas Tank fee refunded", async () => {
+    const m = await gasTankMerchant();
+    const payout = privateKeyToAccount(generatePrivateKey()).address;
+    const p = await createPayment(m.apiKey, { merchant: payout, amount: "10" });
+    const payer = await fundedPayer("USDC", AMOUNT, 6);
+    const tx = await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await mine(1);
+    await detect();
+    await reserve(deps, chain);
+    expect((await row(p.id)).status).toBe("deploying_wallet");
+    const fee = BigInt((await row(p.id)).gas_tank_fee_micros);
+    expect(fee).toBeGreaterThan(0n);
+
+    await reorg(5, [tx]);
+    await settleChain(deps, chain); // the detector never looks at a payment in settlement: the settler's own check must catch it
+    expect((await row(p.id)).status).toBe("pending");
+    const { rows: signed } = await deps.db.pool.query(`SELECT 1 FROM settlements WHERE $1 = ANY(payment_ids)`, [p.id]);
+    expect(signed).toHaveLength(0);
+    expect(await ledger(m.id)).toEqual([
+      { kind: "settlement_fee", amount_micros: (-fee).toString() },
+      { kind: "settlement_refund", amount_micros: fee.toString() },
+    ]);
+    expect((await outbox(p.id)).map((d) => d.event)).toEqual(["payment.reorged"]);
+
+    // Paid again: debited again (once), settled, the merchant gets the whole amount once.
+    await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await mine(1);
+    await detect();
+    await settleUntil(p.id, "completed");
+    expect(await h.balanceOf("USDC", payout)).toBe(AMOUNT);
+    expect((await ledger(m.id)).map((e) => e.amount_micros)).toEqual([(-fee).toString(), fee.toString(), (-fee).toString()]);
+    expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe(formatMicros(5_000_000n - fee));
+  });
+
+  it("a mined sweep re-orged out with its deposit is sent again, reverts on the empty wallet, and the payment waits for its funds", async () => {
+    const m = await newMerchant(["payment.completed", "payment.failed", "payment.reorged"]);
+    const payout = privateKeyToAccount(generatePrivateKey()).address;
+    const p = await createPayment(m.apiKey, { merchant: payout, amount: "10", gasless: true, blockConfirmations: 3 });
+    const payer = await fundedPayer("USDC", AMOUNT, 6);
+    const tx = await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await mine(3);
+    await detect();
+    await settleChain(deps, chain); // reserve + sign + broadcast
+    await mine(1);
+    await settleChain(deps, chain); // mined; not completed before it is 3 deep
+    const { rows: s1 } = await deps.db.pool.query(`SELECT tx_hash, status FROM settlements WHERE $1 = ANY(payment_ids)`, [p.id]);
+    expect(s1.map((s) => s.status)).toEqual(["mined"]);
+    expect((await row(p.id)).status).toBe("deploying_wallet");
+
+    await reorg(5, [tx, s1[0].tx_hash]);
+    await settleChain(deps, chain); // the sweep's receipt is gone: the same bytes again
+    await mine(1);
+    await settleChain(deps, chain); // mined again, and reverted: the wallet is empty
+    expect((await row(p.id)).status).toBe("pending");
+    const { rows: s2 } = await deps.db.pool.query(`SELECT status FROM settlements WHERE $1 = ANY(payment_ids)`, [p.id]);
+    expect(s2.map((s) => s.status)).toEqual(["reverted"]);
+    expect((await outbox(p.id)).map((d) => d.event)).toEqual(["payment.reorged"]);
+
+    await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await mine(3);
+    await detect();
+    await settleUntil(p.id, "completed");
+    const done = await row(p.id);
+    const fee = BigInt(done.platform_fee_units) + BigInt(done.gas_fee_units) + BigInt(done.processing_fee_units);
+    expect(await h.balanceOf("USDC", payout)).toBe(AMOUNT - fee);
+    expect((await outbox(p.id)).map((d) => d.event)).toEqual(["payment.reorged", "payment.completed"]);
+  });
+});
+
+describe("Gas Tank credits", () => {
+  it("a credited deposit re-orged out is reversed, and credited again where it lands", async () => {
+    const m = await newMerchant();
+    const bal = await http("GET", "/balance", m.apiKey);
+    const tank = bal.body.depositAddresses.find((d: any) => d.chainId === CHAIN_ID).address;
+    const funder = await fundedPayer("USDT", parseUnits("5", 6), 4);
+    const tx = await transfer(funder, "USDT", tank, parseUnits("5", 6));
+    await mine(1);
+    await creditConfirmedDeposits(deps);
+    expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe("5.000000");
+
+    await reorg(3, [tx]);
+    await creditConfirmedDeposits(deps);
+    await creditConfirmedDeposits(deps); // once only
+    expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe("0.000000");
+
+    await transfer(funder, "USDT", tank, parseUnits("5", 6));
+    await mine(1);
+    await creditConfirmedDeposits(deps);
+    expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe("5.000000");
+    const { rows } = await deps.db.pool.query(`SELECT kind, amount_micros FROM ledger_entries WHERE merchant_id = $1 ORDER BY id`, [m.id]);
+    expect(rows).toEqual([
+      { kind: "gas_tank_deposit", amount_micros: "5000000" },
+      { kind: "gas_tank_reorg", amount_micros: "-5000000" },
+      { kind: "gas_tank_deposit", amount_micros: "5000000" },
+    ]);
+  });
+});
+
+const formatMicros = (m: bigint) => `${m / 1_000_000n}.${(m % 1_000_000n).toString().padStart(6, "0")}`;
