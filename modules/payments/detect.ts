@@ -54,6 +54,24 @@ function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
   return out;
 }
 
+type TransferView = AppDeps["db"]["views"]["transfer"];
+
+/** A payment's deposits that count at indexed block `latest`: transfers of its token to its address, `blockConfirmations` deep. */
+const countedDeposits = (t: TransferView, latest: bigint) =>
+  and(
+    eq(t.chainId, payments.chainId),
+    eq(t.to, sql`lower(${payments.recipientAddress})`),
+    eq(t.token, sql`lower(${payments.tokenAddress})`),
+    lte(t.blockNumber, sql`${latest.toString()}::numeric - ${payments.blockConfirmations} + 1`),
+  );
+
+/** First transaction, first and newest block of the counted deposits. */
+const depositSummary = (t: TransferView) => ({
+  txHash: sql<string | null>`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}))[1]`,
+  block: sql<string | null>`min(${t.blockNumber})`,
+  lastBlock: sql<string | null>`max(${t.blockNumber})`,
+});
+
 /**
  * Open token payments with their confirmed transfers' sum (at least `block_confirmations` below
  * `latest`); only those paid to `recipients` when given (the candidates of a pass).
@@ -62,23 +80,9 @@ async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest:
   const t = deps.db.views.transfer;
   const received = sql<string>`sum(${t.amount})`;
   const rows = await deps.db.orm
-    .select({
-      ...OPEN_COLUMNS,
-      received,
-      txHash: sql<string>`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}))[1]`,
-      block: sql<string>`min(${t.blockNumber})`,
-      lastBlock: sql<string>`max(${t.blockNumber})`,
-    })
+    .select({ ...OPEN_COLUMNS, received, ...depositSummary(t) })
     .from(payments)
-    .innerJoin(
-      t,
-      and(
-        eq(t.chainId, payments.chainId),
-        eq(t.to, sql`lower(${payments.recipientAddress})`),
-        eq(t.token, sql`lower(${payments.tokenAddress})`),
-        lte(t.blockNumber, sql`${latest.toString()}::numeric - ${payments.blockConfirmations} + 1`),
-      ),
-    )
+    .innerJoin(t, countedDeposits(t, latest))
     .where(
       and(
         eq(payments.chainId, chain.chainId),
@@ -257,30 +261,10 @@ async function backedOnChain(deps: AppDeps, chain: ActiveChain, seen: Seen[]): P
  */
 export async function detectLostDeposits(deps: AppDeps, chain: ActiveChain, indexed: IndexedBlocks): Promise<number> {
   const t = deps.db.views.transfer;
-  const counted = sql<string>`coalesce(sum(${t.amount}) FILTER (WHERE ${t.blockNumber} <= ${indexed.latest.toString()}::numeric - ${payments.blockConfirmations} + 1), 0)`;
   const rows = await deps.db.orm
-    .select({
-      ...OPEN_COLUMNS,
-      counted,
-      txHash: sql<
-        string | null
-      >`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}) FILTER (WHERE ${t.blockNumber} <= ${indexed.latest.toString()}::numeric - ${payments.blockConfirmations} + 1))[1]`,
-      block: sql<
-        string | null
-      >`min(${t.blockNumber}) FILTER (WHERE ${t.blockNumber} <= ${indexed.latest.toString()}::numeric - ${payments.blockConfirmations} + 1)`,
-      lastBlock: sql<
-        string | null
-      >`max(${t.blockNumber}) FILTER (WHERE ${t.blockNumber} <= ${indexed.latest.toString()}::numeric - ${payments.blockConfirmations} + 1)`,
-    })
+    .select({ ...OPEN_COLUMNS, counted: sql<string>`coalesce(sum(${t.amount}), 0)`, ...depositSummary(t) })
     .from(payments)
-    .leftJoin(
-      t,
-      and(
-        eq(t.chainId, payments.chainId),
-        eq(t.to, sql`lower(${payments.recipientAddress})`),
-        eq(t.token, sql`lower(${payments.tokenAddress})`),
-      ),
-    )
+    .leftJoin(t, countedDeposits(t, indexed.latest))
     .where(
       and(
         eq(payments.chainId, chain.chainId),
