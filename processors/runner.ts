@@ -61,12 +61,15 @@ function pauser(signal: AbortSignal) {
   };
 }
 
-async function heartbeat(deps: AppDeps, name: string, error?: string) {
+const intervalOf = (p: Processor, deps: AppDeps) => (typeof p.intervalMs === "function" ? p.intervalMs(deps) : p.intervalMs);
+
+/** The processor's last pass (its error, if any) and its interval, from which GET /health bounds its next one. */
+async function heartbeat(deps: AppDeps, p: Processor, error?: string) {
   await deps.db.pool
     .query(
       `INSERT INTO processor_state (key, value, updated_at) VALUES ($1, $2, now())
        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-      [`heartbeat:${name}`, JSON.stringify({ error: error ?? null })],
+      [`heartbeat:${p.name}`, JSON.stringify({ error: error ?? null, intervalMs: intervalOf(p, deps) })],
     )
     .catch(() => {});
 }
@@ -83,10 +86,10 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: (ms
     }
     try {
       await p.run(deps);
-      await heartbeat(deps, p.name);
+      await heartbeat(deps, p);
     } catch (e) {
       log(`[${p.name}] ${(e as Error).stack ?? e}`);
-      await heartbeat(deps, p.name, (e as Error).message);
+      await heartbeat(deps, p, (e as Error).message);
     }
   };
   const loops = processors.map(async (p) => {
@@ -103,7 +106,7 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: (ms
         const current = pass(p);
         running.set(p.name, current);
         await current;
-        await pause.sleep(typeof p.intervalMs === "function" ? p.intervalMs(deps) : p.intervalMs);
+        await pause.sleep(intervalOf(p, deps));
       }
     } finally {
       await (async () => unsubscribe?.())().catch((e) => log(`[${p.name}] wake: ${(e as Error).stack ?? e}`));

@@ -2,53 +2,101 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 
-/** GET /health: the status of every component (database, each chain, indexer progress, processors). */
+/**
+ * A processor is stuck when its last pass ended longer ago than its interval plus this grace: the longest
+ * normal pass (the webhook dispatcher stops claiming after 30 s and then waits up to 30 s for its sends;
+ * an RPC call that times out costs viem tens of seconds) fits in it with room to spare.
+ */
+export const PROCESSOR_GRACE_MS = 120_000;
+/** The indexer is stuck on a chain when the block it has indexed is older than the chain's head by more than this. */
+export const INDEXER_MAX_LAG_MS = 120_000;
+
+type Heartbeat = { key: string; value: { error?: string | null; intervalMs?: number } | null; updated_at: Date };
+
+/**
+ * GET /health: every component (database, each chain's head, indexer progress and lag, processors'
+ * last passes). 200 `ok` when all are fine; 503 `degraded` with `issues` naming each failing one: the
+ * database, a chain's RPC, the indexer not ready or more than INDEXER_MAX_LAG_MS behind a chain's head,
+ * a processor with no pass for its interval + PROCESSOR_GRACE_MS. A processor's last error is shown, but a
+ * failed pass alone does not degrade (it is retried next interval; what it failed on shows as its own component).
+ */
 export const health = new Hono<AppEnv>().get("/health", async (c) => {
   const deps = c.var.deps;
+  const issues: string[] = [];
   const t0 = Date.now();
   const database = await deps.db.pool
     .query("SELECT 1")
-    .then(() => ({ ok: true, latencyMs: Date.now() - t0 }))
-    .catch((e: Error) => ({ ok: false, error: e.message }));
+    .then(() => ({ ok: true as const, latencyMs: Date.now() - t0 }))
+    .catch((e: Error) => ({ ok: false as const, error: e.message }));
+  if (!database.ok) issues.push(`database: ${database.error}`);
 
-  const chains = await Promise.all(
+  const heads = await Promise.all(
     deps.chains.map(async (chain) => {
       try {
-        const block = await deps.clients.get(chain.chainId)!.getBlockNumber({ cacheTime: 0 });
-        return { chainId: chain.chainId, name: chain.name, ok: true, latestBlock: Number(block) };
+        const block = await deps.clients.get(chain.chainId)!.getBlock({ blockTag: "latest" });
+        return {
+          chainId: chain.chainId,
+          name: chain.name,
+          ok: true,
+          latestBlock: Number(block.number),
+          at: Number(block.timestamp) * 1000,
+        };
       } catch (e) {
-        return { chainId: chain.chainId, name: chain.name, ok: false, error: (e as Error).message.split("\n")[0] };
+        const error = (e as Error).message.split("\n")[0]!;
+        issues.push(`chain ${chain.chainId}: ${error}`);
+        return { chainId: chain.chainId, name: chain.name, ok: false, error };
       }
     }),
   );
+  const chains = heads.map(({ at: _at, ...chain }) => chain);
 
   const progress = database.ok ? await indexerProgress(deps.db).catch(() => null) : null;
+  if (!progress) issues.push("indexer: not ready (its views are not published)");
   const indexer = {
     ready: progress !== null,
+    maxLagMs: INDEXER_MAX_LAG_MS,
     chains: deps.chains.map((chain) => {
       const p = progress?.find((x) => x.chainId === chain.chainId);
-      const latest = chains.find((x) => x.chainId === chain.chainId)?.latestBlock;
+      const head = heads.find((x) => x.chainId === chain.chainId);
+      const latest = head?.latestBlock;
+      // Lag in chain time (head's timestamp - indexed block's), so an idle chain or a moved test clock reads right.
+      const lagMs = p && head?.at !== undefined ? Math.max(0, head.at - p.indexedAt) : null;
+      const ok = lagMs !== null && lagMs <= INDEXER_MAX_LAG_MS;
+      if (progress && !p) issues.push(`indexer ${chain.chainId}: no progress reported for this chain`);
+      if (p && lagMs !== null && !ok)
+        issues.push(
+          `indexer ${chain.chainId}: block ${p.indexedBlock} is ${Math.round(lagMs / 1000)} s behind the chain head (bound ${INDEXER_MAX_LAG_MS / 1000} s)`,
+        );
       return {
         chainId: chain.chainId,
         indexedBlock: p?.indexedBlock ?? null,
         latestBlock: latest ?? null,
         lagBlocks: p && latest !== undefined ? Math.max(0, latest - p.indexedBlock) : null,
+        lagMs,
+        ok,
       };
     }),
   };
 
-  const processors = database.ok
+  const beats = database.ok
     ? (
         await deps.db.pool
-          .query<{ key: string; updated_at: Date }>(`SELECT key, updated_at FROM processor_state WHERE key LIKE 'heartbeat:%'`)
-          .catch(() => ({ rows: [] as { key: string; updated_at: Date }[] }))
-      ).rows.map((r) => ({
-        name: String(r.key).slice("heartbeat:".length),
-        lastRunAt: new Date(r.updated_at).getTime(),
-        ok: deps.now() - new Date(r.updated_at).getTime() < 120_000,
-      }))
+          .query<Heartbeat>(`SELECT key, value, updated_at FROM processor_state WHERE key LIKE 'heartbeat:%' ORDER BY key`)
+          .catch(() => ({ rows: [] as Heartbeat[] }))
+      ).rows
     : [];
+  const processors = beats.map((r) => {
+    const name = r.key.slice("heartbeat:".length);
+    const lastRunAt = new Date(r.updated_at).getTime();
+    // The runner records each processor's interval with its heartbeat (none: a runner from before it did).
+    const intervalMs = typeof r.value?.intervalMs === "number" ? r.value.intervalMs : 0;
+    const staleAfterMs = intervalMs + PROCESSOR_GRACE_MS;
+    const age = deps.now() - lastRunAt;
+    const ok = age <= staleAfterMs;
+    if (!ok) issues.push(`processor ${name}: no pass for ${Math.round(age / 1000)} s (bound ${staleAfterMs / 1000} s)`);
+    return { name, lastRunAt, ok, staleAfterMs, lastError: r.value?.error ?? null };
+  });
 
-  const ok = database.ok && chains.every((x) => x.ok) && indexer.ready;
-  return c.json({ status: ok ? "ok" : "degraded", database, chains, indexer, processors }, ok ? 200 : 503);
+  const ok = issues.length === 0;
+  return c.json({ status: ok ? "ok" : "degraded", issues, database, chains, indexer, processors }, ok ? 200 : 503);
 });
