@@ -144,6 +144,10 @@ export const payments = pgTable(
     index("payments_status_idx").on(t.status),
     index("payments_order_idx").on(t.merchantId, t.orderId),
     uniqueIndex("payments_recipient_idx").on(t.chainId, t.recipientAddress),
+    // The re-org check's candidates (detect.ts detectLostDeposits): unswept payments with counted deposits.
+    index("payments_reorg_window_idx")
+      .on(t.chainId, t.receivedBlockNumber)
+      .where(sql`received_units > 0 AND status IN ('pending', 'expired', 'paid', 'awaiting_gas')`),
   ],
 );
 
@@ -179,7 +183,11 @@ export const ledgerEntries = pgTable(
     reference: text("reference").notNull().unique(),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
-  (t) => [index("ledger_merchant_idx").on(t.merchantId)],
+  (t) => [
+    index("ledger_merchant_idx").on(t.merchantId),
+    // Recent Gas Tank credits, checked for re-orgs (gas-tank/credit.ts reverseReorgedDeposits).
+    index("ledger_recent_deposits_idx").on(t.chainId, t.createdAt).where(sql`kind = 'gas_tank_deposit'`),
+  ],
 );
 
 /** On-chain sweep transactions sent by the settler: written (signed) before broadcast so a crash never forgets one. */

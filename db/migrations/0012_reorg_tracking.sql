@@ -1,1 +1,4 @@
-ALTER TABLE "payments" ADD COLUMN "received_block_number" numeric(78, 0);
+ALTER TABLE "payments" ADD COLUMN "received_block_number" numeric(78, 0);--> statement-breakpoint
+UPDATE "payments" SET "received_block_number" = "payment_block_number" WHERE "received_units" > 0 AND "received_block_number" IS NULL;--> statement-breakpoint
+CREATE INDEX "ledger_recent_deposits_idx" ON "ledger_entries" USING btree ("chain_id","created_at") WHERE kind = 'gas_tank_deposit';--> statement-breakpoint
+CREATE INDEX "payments_reorg_window_idx" ON "payments" USING btree ("chain_id","received_block_number") WHERE received_units > 0 AND status IN ('pending', 'expired', 'paid', 'awaiting_gas');

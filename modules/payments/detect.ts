@@ -5,7 +5,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { withTransaction } from "../../db/client.js";
 import { payments } from "../../db/schema.js";
 import { nativeBalances, walletBalances } from "./balances.js";
-import { reopenAfterReorg, UNSWEPT } from "./reorg.js";
+import { reopenAfterReorg } from "./reorg.js";
 import { transition } from "./state-machine.js";
 
 type Seen = {
@@ -229,13 +229,23 @@ export async function detectPayments(
 
 /**
  * Of the payments the indexer shows paid in full, those the node agrees with: the wallet held at least the
- * due amount at the block the confirmations end at, on the canonical chain. A row the indexer has not rolled
- * back yet after a re-org is not taken for a payment. Native balances are the node's already.
+ * due amount at the block the confirmations end at, on the canonical chain, and still holds it at the head.
+ * A row the indexer has not rolled back yet after a re-org is not taken for a payment, nor are funds that left
+ * the wallet without a log (a token's blacklist burn), which would otherwise be paid and re-orged again and again.
+ * Native balances at the confirmation block are the node's already; they are checked at the head too.
  */
 async function backedOnChain(deps: AppDeps, chain: ActiveChain, seen: Seen[]): Promise<Set<string>> {
-  const ok = new Set(seen.filter((s) => s.token === zeroAddress).map((s) => s.id));
+  const ok = new Set<string>();
+  if (!seen.length) return ok;
+  const atHead = await walletBalances(
+    deps,
+    chain,
+    seen.map((s) => ({ address: s.wallet, token: s.token })),
+  );
+  const held = seen.filter((s, i) => atHead[i]! >= s.due);
+  for (const s of held) if (s.token === zeroAddress) ok.add(s.id);
   const byBlock = groupBy(
-    seen.filter((s) => s.token !== zeroAddress),
+    held.filter((s) => s.token !== zeroAddress),
     (s) => s.confirmedAt,
   );
   for (const [at, group] of byBlock) {
@@ -268,9 +278,9 @@ export async function detectLostDeposits(deps: AppDeps, chain: ActiveChain, inde
     .where(
       and(
         eq(payments.chainId, chain.chainId),
-        inArray(payments.status, [...UNSWEPT]),
-        gt(payments.receivedUnits, "0"),
-        sql`coalesce(${payments.receivedBlockNumber}, ${payments.paymentBlockNumber}) > ${indexed.finalized.toString()}::numeric`,
+        // Spelled as payments_reorg_window_idx's predicate, so the planner uses it.
+        sql`${payments.receivedUnits} > 0 AND ${payments.status} IN ('pending', 'expired', 'paid', 'awaiting_gas')`,
+        gt(payments.receivedBlockNumber, indexed.finalized.toString()),
       ),
     )
     .groupBy(payments.id);

@@ -5,9 +5,6 @@ import { transition } from "./state-machine.js";
 import type { PaymentStatus } from "./status.js";
 import type { PaymentRow } from "./types.js";
 
-/** Statuses whose deposit still sits in the payment's wallet: nothing has been signed to move it. */
-export const UNSWEPT: readonly PaymentStatus[] = ["pending", "expired", "paid", "awaiting_gas"];
-
 /**
  * A payment counted as paid whose deposit left the canonical chain (a re-org) before it was swept:
  * back to `pending` with what is still there, its Gas Tank fee refunded, and `payment.reorged` told
@@ -26,7 +23,7 @@ export async function reopenAfterReorg(
     now: number;
   },
 ): Promise<PaymentRow | null> {
-  const { rows } = await client.query<PaymentRow>(`SELECT received_units, token_decimals FROM payments WHERE id = $1`, [paymentId]);
+  const { rows } = await client.query<PaymentRow>(`SELECT received_units, token_decimals FROM payments WHERE id = $1 FOR UPDATE`, [paymentId]);
   if (!rows[0]) return null;
   const previous = BigInt(rows[0].received_units);
   // One event per re-org of this payment: a payment re-orged twice tells the merchant twice.

@@ -10,17 +10,18 @@ import { failPayments, LIVE } from "./shared.js";
  * reverted -> the payments fail (Gas Tank fee refunded); not known to the node -> re-broadcast the same
  * bytes, unless the nonce was used by another transaction at a final depth (then it can never mine: dropped,
  * and its payments are swept again). An RPC error leaves the row for the next pass. A mined sweep whose block a
- * re-org took away before its payments completed is treated as sent again.
+ * re-org took away is treated as sent again.
  */
 export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
-  // Mined sweeps whose payments are not completed yet are looked at again too: a re-org may have taken the
-  // block away (the same bytes are then sent again, filling the nonce the sender has moved past).
+  // A mined sweep whose nonce the chain no longer counts was re-orged away (completed or not): it is looked at
+  // again and, its receipt gone, the same bytes are sent again, filling the nonce the sender has moved past.
+  const counted = await deps.clients
+    .get(chain.chainId)!
+    .getTransactionCount({ address: sender.address, blockTag: "latest" });
   const { rows } = await deps.db.pool.query(
-    `SELECT * FROM settlements s WHERE chain_id = $1 AND signer = $2
-        AND (status IN ${LIVE}
-             OR (status = 'mined' AND EXISTS (SELECT 1 FROM payments p WHERE p.id = ANY(s.payment_ids) AND p.status IN ('deploying_wallet', 'withdrawing'))))
+    `SELECT * FROM settlements WHERE chain_id = $1 AND signer = $2 AND (status IN ${LIVE} OR (status = 'mined' AND nonce >= $3))
       ORDER BY nonce`,
-    [chain.chainId, sender.address.toLowerCase()],
+    [chain.chainId, sender.address.toLowerCase(), counted],
   );
   const txs = rows.map((s) => ({ ...s, hash: s.tx_hash, rawTx: s.raw_tx }));
   await sender.reconcile(txs, async (s, outcome) => {
@@ -32,13 +33,10 @@ export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSen
       );
       if (outcome.status === "reverted") {
         const { rows: ps } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = ANY($1)`, [s.payment_ids]);
-        // A sweep that reverted because a re-org emptied the wallet: the payment waits for its funds again.
+        // A batch reverts as a whole when a re-org emptied one of its wallets: that payment waits for its funds
+        // again, the others (no longer covered by this settlement) are signed again by the next pass.
         const short = await reopenUnfunded(deps, chain, ps);
-        await failPayments(
-          deps,
-          ps.filter((p) => !short.has(p.id)),
-          `sweep transaction ${s.tx_hash} reverted`,
-        );
+        if (short.size === 0) await failPayments(deps, ps, `sweep transaction ${s.tx_hash} reverted`);
       }
     } else if (outcome.status === "dropped")
       await deps.db.pool.query(`UPDATE settlements SET status = 'dropped', updated_at = now() WHERE id = $1`, [s.id]);

@@ -56,6 +56,11 @@ export async function reopenUnfunded(deps: AppDeps, chain: ActiveChain, rows: Pa
     if (!short) continue;
     await withTransaction(deps.db, async (client) => {
       const now = deps.now();
+      // Another replica may have signed a sweep since we read the balance (the wallet is empty because it was
+      // swept): the payment row is locked first, as the signer's claim does, then checked.
+      await client.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [p.id]);
+      const covered = await client.query(`SELECT 1 FROM settlements WHERE $1 = ANY(payment_ids) AND status IN ${COVERING} LIMIT 1`, [p.id]);
+      if (covered.rowCount) return;
       const done =
         p.status === "withdrawing"
           ? await transition(client, p.id, {
@@ -104,8 +109,14 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: 
     to: chain.factory!,
     data,
     hooks,
-    // Another replica may have signed for these payments since we read them.
+    // Another replica may have signed for these payments since we read them, or sent one back to pending
+    // (reopenUnfunded): the rows are locked, then every one must still be waiting for this sweep.
     claim: async (client) => {
+      const ready = await client.query(
+        `SELECT id FROM payments WHERE id = ANY($1::uuid[]) AND status IN ('deploying_wallet', 'withdrawing') ORDER BY id FOR UPDATE`,
+        [paymentIds],
+      );
+      if (ready.rowCount !== paymentIds.length) return false;
       const taken = await client.query(`SELECT 1 FROM settlements WHERE payment_ids && $1::uuid[] AND status IN ${COVERING} LIMIT 1`, [
         paymentIds,
       ]);

@@ -120,6 +120,10 @@ async function fundedPayer(symbol: string, amount: bigint, below: number): Promi
   await mine(below);
   return payer;
 }
+/** The signed bytes of a transaction the node knows, to send the very same transaction again after a re-org. */
+const rawOf = (hash: Hex) => rpc("eth_getRawTransactionByHash", [hash]) as Promise<Hex>;
+const resend = (raw: Hex) => h.pub.sendRawTransaction({ serializedTransaction: raw });
+
 /** Sends a token transfer into the pool (mined by the next `mine`). */
 function transfer(payer: PrivateKeyAccount, symbol: string, to: string, amount: bigint): Promise<Hex> {
   return h
@@ -162,6 +166,7 @@ describe("a deposit re-orged out of the chain", () => {
     const payer = await fundedPayer("USDC", AMOUNT, depth + 1);
 
     const first = await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    const raw = await rawOf(first);
     await mine(depth); // the deposit's block is now `depth` deep
     await detect();
     const counted = confirmations <= depth;
@@ -193,11 +198,18 @@ describe("a deposit re-orged out of the chain", () => {
       expect(reorged).toHaveLength(0);
     }
 
-    // The payer sends again: paid at depth, swept once, the merchant paid to the smallest unit.
-    await transfer(payer, "USDC", p.recipient_address, AMOUNT);
-    await mine(confirmations);
+    // The same transaction mined again (as a node returns it to its pool): paid at depth, not a block earlier,
+    // swept once, the merchant paid to the smallest unit.
+    expect(await resend(raw)).toBe(first);
+    await mine(confirmations - 1 || 1);
     await detect();
+    if (confirmations > 1) {
+      expect((await row(p.id)).status).toBe("pending");
+      await mine(1);
+      await detect();
+    }
     expect((await row(p.id)).status).toBe("paid");
+    expect((await row(p.id)).payment_tx_hash).toBe(first);
     await settleUntil(p.id, "completed");
     const done = await row(p.id);
     const fee = BigInt(done.platform_fee_units) + BigInt(done.gas_fee_units) + BigInt(done.processing_fee_units);
@@ -278,38 +290,85 @@ describe("settlement checks the chain before it sweeps", () => {
     expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe(formatMicros(5_000_000n - fee));
   });
 
-  it("a mined sweep re-orged out with its deposit is sent again, reverts on the empty wallet, and the payment waits for its funds", async () => {
+  it("a batch whose sweep is re-orged out with one deposit: sent again, reverts, that payment waits for its funds, the other is swept alone", async () => {
     const m = await newMerchant(["payment.completed", "payment.failed", "payment.reorged"]);
-    const payout = privateKeyToAccount(generatePrivateKey()).address;
-    const p = await createPayment(m.apiKey, { merchant: payout, amount: "10", gasless: true, blockConfirmations: 3 });
-    const payer = await fundedPayer("USDC", AMOUNT, 6);
-    const tx = await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    const [payoutA, payoutB] = [0, 1].map(() => privateKeyToAccount(generatePrivateKey()).address);
+    const a = await createPayment(m.apiKey, { merchant: payoutA, amount: "10", gasless: true, blockConfirmations: 3 });
+    const b = await createPayment(m.apiKey, { merchant: payoutB, amount: "10", gasless: true, blockConfirmations: 3 });
+    const [payerA, payerB] = [await fundedPayer("USDC", AMOUNT, 8), await fundedPayer("USDC", AMOUNT, 1)];
+    await transfer(payerB, "USDC", b.recipient_address, AMOUNT);
+    await mine(3); // B's deposit will sit below the re-org
+    const txA = await transfer(payerA, "USDC", a.recipient_address, AMOUNT);
+    const rawA = await rawOf(txA);
     await mine(3);
     await detect();
-    await settleChain(deps, chain); // reserve + sign + broadcast
+    await settleChain(deps, chain); // reserve both + one batch signed and broadcast
     await mine(1);
     await settleChain(deps, chain); // mined; not completed before it is 3 deep
-    const { rows: s1 } = await deps.db.pool.query(`SELECT tx_hash, status FROM settlements WHERE $1 = ANY(payment_ids)`, [p.id]);
-    expect(s1.map((s) => s.status)).toEqual(["mined"]);
-    expect((await row(p.id)).status).toBe("deploying_wallet");
+    const sweeps = async (id: string) =>
+      (await deps.db.pool.query(`SELECT tx_hash, status FROM settlements WHERE $1 = ANY(payment_ids) ORDER BY created_at`, [id])).rows;
+    const s1 = await sweeps(a.id);
+    expect(s1.map((x) => x.status)).toEqual(["mined"]);
+    expect(await sweeps(b.id)).toEqual(s1); // one batch
+    expect((await row(a.id)).status).toBe("deploying_wallet");
 
-    await reorg(5, [tx, s1[0].tx_hash]);
+    await reorg(5, [txA, s1[0].tx_hash]);
+    expect(await h.balanceOf("USDC", b.recipient_address)).toBe(AMOUNT);
     await settleChain(deps, chain); // the sweep's receipt is gone: the same bytes again
     await mine(1);
-    await settleChain(deps, chain); // mined again, and reverted: the wallet is empty
-    expect((await row(p.id)).status).toBe("pending");
-    const { rows: s2 } = await deps.db.pool.query(`SELECT status FROM settlements WHERE $1 = ANY(payment_ids)`, [p.id]);
-    expect(s2.map((s) => s.status)).toEqual(["reverted"]);
-    expect((await outbox(p.id)).map((d) => d.event)).toEqual(["payment.reorged"]);
+    await settleChain(deps, chain); // mined again, and reverted: A's wallet is empty
+    expect((await sweeps(a.id)).map((x) => x.status)).toEqual(["reverted"]);
+    expect((await row(a.id)).status).toBe("pending");
+    expect((await row(b.id)).status).toBe("deploying_wallet"); // not failed: swept again without A
+    expect((await outbox(a.id)).map((d) => d.event)).toEqual(["payment.reorged"]);
 
-    await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await settleUntil(b.id, "completed");
+    expect((await sweeps(b.id)).map((x) => x.status)).toEqual(["reverted", "mined"]);
+    expect(await resend(rawA)).toBe(txA);
     await mine(3);
+    await detect();
+    await settleUntil(a.id, "completed");
+    for (const [p, payout] of [
+      [a.id, payoutA],
+      [b.id, payoutB],
+    ] as const) {
+      const done = await row(p);
+      const fee = BigInt(done.platform_fee_units) + BigInt(done.gas_fee_units) + BigInt(done.processing_fee_units);
+      expect(await h.balanceOf("USDC", payout)).toBe(AMOUNT - fee);
+    }
+    expect((await outbox(a.id)).map((d) => d.event)).toEqual(["payment.reorged", "payment.completed"]);
+    expect((await outbox(b.id)).map((d) => d.event)).toEqual(["payment.completed"]);
+  });
+
+  it("a completed sweep re-orged out is sent again (same nonce): the merchant is paid once and later sweeps are not stuck", async () => {
+    const m = await newMerchant(["payment.completed", "payment.reorged"]);
+    const payout = privateKeyToAccount(generatePrivateKey()).address;
+    const p = await createPayment(m.apiKey, { merchant: payout, amount: "10", gasless: true });
+    const payer = await fundedPayer("USDC", AMOUNT * 2n, 1);
+    await transfer(payer, "USDC", p.recipient_address, AMOUNT);
+    await mine(1);
     await detect();
     await settleUntil(p.id, "completed");
     const done = await row(p.id);
-    const fee = BigInt(done.platform_fee_units) + BigInt(done.gas_fee_units) + BigInt(done.processing_fee_units);
-    expect(await h.balanceOf("USDC", payout)).toBe(AMOUNT - fee);
-    expect((await outbox(p.id)).map((d) => d.event)).toEqual(["payment.reorged", "payment.completed"]);
+    const net = BigInt(done.settled_units);
+    expect(await h.balanceOf("USDC", payout)).toBe(net);
+    const { rows: s1 } = await deps.db.pool.query(`SELECT tx_hash, block_number FROM settlements WHERE $1 = ANY(payment_ids)`, [p.id]);
+    await reorg(Number((await head()) - BigInt(s1[0].block_number)) + 1, [s1[0].tx_hash]);
+    expect(await h.balanceOf("USDC", payout)).toBe(0n); // the sweep is gone, the deposit is not
+    await settleChain(deps, chain);
+    await mine(1);
+    await settleChain(deps, chain);
+    expect(await h.balanceOf("USDC", payout)).toBe(net);
+    expect((await h.pub.getTransactionReceipt({ hash: s1[0].tx_hash })).status).toBe("success");
+
+    // The next sweep takes the next nonce and is mined: no gap behind the re-orged one.
+    const q = await createPayment(m.apiKey, { merchant: payout, amount: "10", gasless: true });
+    await transfer(payer, "USDC", q.recipient_address, AMOUNT);
+    await mine(1);
+    await detect();
+    await settleUntil(q.id, "completed", 10);
+    expect(await h.balanceOf("USDC", payout)).toBe(net + BigInt((await row(q.id)).settled_units));
+    expect((await outbox(p.id)).map((d) => d.event)).toEqual(["payment.completed"]);
   });
 });
 
@@ -320,6 +379,7 @@ describe("Gas Tank credits", () => {
     const tank = bal.body.depositAddresses.find((d: any) => d.chainId === CHAIN_ID).address;
     const funder = await fundedPayer("USDT", parseUnits("5", 6), 4);
     const tx = await transfer(funder, "USDT", tank, parseUnits("5", 6));
+    const raw = await rawOf(tx);
     await mine(1);
     await creditConfirmedDeposits(deps);
     expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe("5.000000");
@@ -329,8 +389,9 @@ describe("Gas Tank credits", () => {
     await creditConfirmedDeposits(deps); // once only
     expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe("0.000000");
 
-    await transfer(funder, "USDT", tank, parseUnits("5", 6));
+    expect(await resend(raw)).toBe(tx); // the same transaction, now in another block
     await mine(1);
+    await creditConfirmedDeposits(deps);
     await creditConfirmedDeposits(deps);
     expect((await http("GET", "/balance", m.apiKey)).body.balance).toBe("5.000000");
     const { rows } = await deps.db.pool.query(`SELECT kind, amount_micros FROM ledger_entries WHERE merchant_id = $1 ORDER BY id`, [m.id]);
