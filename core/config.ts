@@ -100,6 +100,11 @@ const schema = z.object({
     .transform((v) => v === "1" || v === "true"),
   /** Pause between sync-store prune passes (ms). */
   SYNC_PRUNE_INTERVAL_MS: z.coerce.number().int().positive().default(300_000),
+  /**
+   * Lease of a claimed webhook delivery (ms): how long a dispatcher that died holds its deliveries before
+   * another takes them. Above the 30 s delivery timeout, so a slow delivery is never sent twice at once.
+   */
+  WEBHOOK_LEASE_MS: z.coerce.number().int().min(40_000).default(180_000),
   /** Allow webhook URLs on loopback/private addresses (development and tests only). */
   WEBHOOK_ALLOW_PRIVATE: z
     .string()

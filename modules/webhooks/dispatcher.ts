@@ -28,7 +28,7 @@ export const UNREADABLE_KEY = "signing key unreadable: ";
 export type DispatcherOptions = {
   /** Parallel HTTP deliveries per process (default 16). */
   concurrency?: number;
-  /** Lease of a claimed row (default 3 minutes): at most 3 × concurrency rows are in hand, so a row waits at most 2 rounds of sends (30 s each) plus its own. */
+  /** Lease of a claimed row (default WEBHOOK_LEASE_MS, 3 minutes): at most 3 × concurrency rows are in hand, so a row waits at most 2 rounds of sends (30 s each) plus its own. */
   leaseMs?: number;
   /** Delivery timeout (default 30 s, the spec's). */
   timeoutMs?: number;
@@ -54,7 +54,6 @@ export { claimDueDeliveries };
 
 export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDispatcher {
   const concurrency = opts.concurrency ?? 16;
-  const leaseMs = opts.leaseMs ?? 180_000;
   const maxPassMs = opts.maxPassMs ?? 30_000;
   const log = opts.log ?? ((m: string) => console.error(`[webhook-dispatcher] ${m}`));
   const agents = new Map<boolean, Agent>();
@@ -141,7 +140,7 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
       const started = Date.now();
       while (Date.now() - started < maxPassMs) {
         const room = 3 * concurrency - queue.size - queue.pending;
-        const claimed = room > 0 ? await claimDueDeliveries(deps.db, deps.now(), room, leaseMs) : [];
+        const claimed = room > 0 ? await claimDueDeliveries(deps.db, deps.now(), room, opts.leaseMs ?? deps.config.WEBHOOK_LEASE_MS) : [];
         stats.claimed += claimed.length;
         for (const d of claimed) void queue.add(() => deliverOne(d));
         if (claimed.length < room) {
