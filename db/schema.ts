@@ -186,7 +186,9 @@ export const ledgerEntries = pgTable(
   (t) => [
     index("ledger_merchant_idx").on(t.merchantId),
     // Recent Gas Tank credits, checked for re-orgs (gas-tank/credit.ts reverseReorgedDeposits).
-    index("ledger_recent_deposits_idx").on(t.chainId, t.createdAt).where(sql`kind = 'gas_tank_deposit'`),
+    index("ledger_recent_deposits_idx")
+      .on(t.chainId, t.createdAt)
+      .where(sql`kind = 'gas_tank_deposit'`),
   ],
 );
 

@@ -23,7 +23,9 @@ export async function reopenAfterReorg(
     now: number;
   },
 ): Promise<PaymentRow | null> {
-  const { rows } = await client.query<PaymentRow>(`SELECT received_units, token_decimals FROM payments WHERE id = $1 FOR UPDATE`, [paymentId]);
+  const { rows } = await client.query<PaymentRow>(`SELECT received_units, token_decimals FROM payments WHERE id = $1 FOR UPDATE`, [
+    paymentId,
+  ]);
   if (!rows[0]) return null;
   const previous = BigInt(rows[0].received_units);
   // One event per re-org of this payment: a payment re-orged twice tells the merchant twice.

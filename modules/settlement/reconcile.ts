@@ -15,9 +15,7 @@ import { failPayments, LIVE } from "./shared.js";
 export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
   // A mined sweep whose nonce the chain no longer counts was re-orged away (completed or not): it is looked at
   // again and, its receipt gone, the same bytes are sent again, filling the nonce the sender has moved past.
-  const counted = await deps.clients
-    .get(chain.chainId)!
-    .getTransactionCount({ address: sender.address, blockTag: "latest" });
+  const counted = await deps.clients.get(chain.chainId)!.getTransactionCount({ address: sender.address, blockTag: "latest" });
   const { rows } = await deps.db.pool.query(
     `SELECT * FROM settlements WHERE chain_id = $1 AND signer = $2 AND (status IN ${LIVE} OR (status = 'mined' AND nonce >= $3))
       ORDER BY nonce`,
