@@ -131,9 +131,37 @@ async function confirmedNativeDeposits(deps: AppDeps, chain: ActiveChain, latest
     .select(OPEN_COLUMNS)
     .from(payments)
     .where(and(eq(payments.chainId, chain.chainId), inArray(payments.status, OPEN), eq(payments.tokenAddress, zeroAddress)));
-  const byBlock = groupBy(rows, (r) => confirmedAt(latest, r.blockConfirmations));
-  const seen: Seen[] = [];
-  for (const [at, group] of byBlock) {
+  const balances = await confirmedNativeBalances(deps, chain, rows, latest);
+  return rows.flatMap((r) => {
+    const b = balances.get(r.id);
+    if (!b) return [];
+    return [
+      {
+        id: r.id,
+        status: r.status,
+        due: BigInt(r.dueUnits),
+        previous: BigInt(r.receivedUnits),
+        received: b.balance,
+        txHash: null,
+        block: b.at.toString(),
+        lastBlock: b.at.toString(),
+        wallet: r.recipientAddress as Address,
+        token: zeroAddress,
+        confirmedAt: b.at,
+      },
+    ];
+  });
+}
+
+/** Native balances of payments' wallets at their confirmation block: one Multicall3 batch per depth. */
+async function confirmedNativeBalances(
+  deps: AppDeps,
+  chain: ActiveChain,
+  rows: { id: string; recipientAddress: string; blockConfirmations: number }[],
+  latest: bigint,
+): Promise<Map<string, { at: bigint; balance: bigint }>> {
+  const out = new Map<string, { at: bigint; balance: bigint }>();
+  for (const [at, group] of groupBy(rows, (r) => confirmedAt(latest, r.blockConfirmations))) {
     if (at < 0n) continue;
     const balances = await nativeBalances(
       deps,
@@ -141,22 +169,9 @@ async function confirmedNativeDeposits(deps: AppDeps, chain: ActiveChain, latest
       group.map((r) => r.recipientAddress as Address),
       at,
     );
-    for (const [i, r] of group.entries())
-      seen.push({
-        id: r.id,
-        status: r.status,
-        due: BigInt(r.dueUnits),
-        previous: BigInt(r.receivedUnits),
-        received: balances[i]!,
-        txHash: null,
-        block: at.toString(),
-        lastBlock: at.toString(),
-        wallet: r.recipientAddress as Address,
-        token: zeroAddress,
-        confirmedAt: at,
-      });
+    for (const [i, r] of group.entries()) out.set(r.id, { at, balance: balances[i]! });
   }
-  return seen;
+  return out;
 }
 
 /**
@@ -287,25 +302,18 @@ export async function detectLostDeposits(deps: AppDeps, chain: ActiveChain, inde
   if (!rows.length) return 0;
 
   // Native payments: the balance at the confirmation block is what counts, as in the up pass.
-  const natives = rows.filter((r) => r.tokenAddress === zeroAddress);
-  const byBlock = groupBy(natives, (r) => confirmedAt(indexed.latest, r.blockConfirmations));
-  const nativeCounted = new Map<string, bigint>();
-  for (const [at, group] of byBlock) {
-    if (at < 0n) continue;
-    const balances = await nativeBalances(
-      deps,
-      chain,
-      group.map((r) => r.recipientAddress as Address),
-      at,
-    );
-    for (const [i, r] of group.entries()) nativeCounted.set(r.id, balances[i]!);
-  }
+  const nativeCounted = await confirmedNativeBalances(
+    deps,
+    chain,
+    rows.filter((r) => r.tokenAddress === zeroAddress),
+    indexed.latest,
+  );
   const lower = rows
     .map((r) => {
       const native = r.tokenAddress === zeroAddress;
       return {
         ...r,
-        now: native ? (nativeCounted.get(r.id) ?? BigInt(r.receivedUnits)) : BigInt(r.counted),
+        now: native ? (nativeCounted.get(r.id)?.balance ?? BigInt(r.receivedUnits)) : BigInt(r.counted),
         block: native ? confirmedAt(indexed.latest, r.blockConfirmations).toString() : r.block,
         lastBlock: native ? confirmedAt(indexed.latest, r.blockConfirmations).toString() : r.lastBlock,
       };
