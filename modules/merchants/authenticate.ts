@@ -1,7 +1,7 @@
 import type { AppDeps, Merchant } from "../../core/deps.js";
 import { NotFound, Unauthorized } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
-import { hashApiKey } from "./api-keys.js";
+import { hashApiKey, liveKeySql } from "./api-keys.js";
 import { merchantIdForSession } from "./sessions.js";
 
 /**
@@ -22,14 +22,11 @@ const toMerchant = (r: MerchantRow): Merchant => ({
   promoUsed: r.promo_used,
 });
 
-/** The merchant of an `x-api-key` (and the key's last use recorded); null for a missing, unknown or revoked key. */
+/** The merchant of an `x-api-key` (its last use recorded, at most once a minute); null for a missing, unknown or revoked key. */
 export async function merchantForKey(deps: Pick<AppDeps, "db">, key: string | undefined): Promise<Merchant | null> {
   if (!key) return null;
   const { rows } = await deps.db.pool.query<MerchantRow>(
-    `UPDATE api_keys k SET last_used_at = now()
-       FROM merchants m
-      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND m.id = k.merchant_id
-      RETURNING m.id, m.name, m.merchant_type, m.platform_fee_bps, m.promo_used`,
+    `${liveKeySql("m.id, m.name, m.merchant_type, m.platform_fee_bps, m.promo_used")} SELECT ${MERCHANT_COLUMNS} FROM key`,
     [hashApiKey(key)],
   );
   return rows[0] ? toMerchant(rows[0]) : null;

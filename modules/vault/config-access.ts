@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { AppDeps } from "../../core/deps.js";
 import { NotFound, Unauthorized } from "../../core/errors.js";
 import type { Db } from "../../db/client.js";
-import { hashApiKey } from "../merchants/api-keys.js";
+import { hashApiKey, liveKeySql } from "../merchants/api-keys.js";
 import type { Caller } from "../merchants/authenticate.js";
 import type { Vault, VaultConfiguration, VaultToken } from "./types.js";
 
@@ -22,11 +22,11 @@ const owners = new WeakMap<object, Promise<KeyOwner | null>>();
 
 async function ownerOfKey(db: Db, key: string | undefined): Promise<KeyOwner | null> {
   if (!key) return null;
-  const { rows } = await db.pool.query<{ id: string; merchant_id: string }>(
-    `UPDATE api_keys SET last_used_at = now() WHERE key_hash = $1 AND revoked_at IS NULL RETURNING id, merchant_id`,
+  const { rows } = await db.pool.query<{ key_id: string; merchant_id: string }>(
+    `${liveKeySql("m.id AS merchant_id")} SELECT key_id, merchant_id FROM key`,
     [hashApiKey(key)],
   );
-  return rows[0] ? { apiKeyId: rows[0].id, merchantId: rows[0].merchant_id } : null;
+  return rows[0] ? { apiKeyId: rows[0].key_id, merchantId: rows[0].merchant_id } : null;
 }
 
 /** The API key behind `caller` and its merchant; Unauthorized for a missing, unknown or revoked key (or a non-key caller). */
