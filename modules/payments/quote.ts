@@ -1,3 +1,4 @@
+import { cachedGasPrice } from "../pricing/gas-price.js";
 import type { AppDeps, Merchant } from "../../core/deps.js";
 import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
 import { Invalid, Unavailable } from "../../core/errors.js";
@@ -61,7 +62,7 @@ export async function quotePayment(
   let gasUsd18 = 0n;
   const nativePrice = await orUnavailable(resolveNativePriceUsd(deps, q.chain.chainId));
   if (nativePrice) {
-    const gasPriceWei = await deps.clients.get(q.chain.chainId)!.getGasPrice();
+    const gasPriceWei = await cachedGasPrice(deps.clients.get(q.chain.chainId)!);
     const gasUnits = q.token.kind === "native" ? SWEEP_GAS_UNITS.native : SWEEP_GAS_UNITS.token;
     gasUsd18 = gasFeeUsd18({ gasUnits, gasPriceWei, nativePriceUsd18: nativePrice.priceUsd18 });
   }
