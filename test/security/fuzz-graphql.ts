@@ -337,7 +337,8 @@ export function graphqlRoutes(ctx: FuzzContext): RouteGen[] {
         mustReject: !!d.mutation,
       };
     });
-  const maybe = maybeValidBody(paymentSpec(ctx)).map((b): FuzzRequest => ({
+  /** A createPayment mutation whose input is a generated REST payment body. */
+  const createPayment = (b: { body: unknown; note: string }): FuzzRequest => ({
     route: "POST /api/graphql createPayment",
     method: "POST",
     path: "/api/graphql",
@@ -345,7 +346,8 @@ export function graphqlRoutes(ctx: FuzzContext): RouteGen[] {
     body: bodyOf({ query: CREATE, variables: { input: raw(b.body as string) }, note: "" }),
     note: b.note,
     mustReject: false,
-  }));
+  });
+  const maybe = maybeValidBody(paymentSpec(ctx)).map(createPayment);
   const postOf = (d: Doc): FuzzRequest => ({
     route: "POST /api/graphql",
     method: "POST",
@@ -391,15 +393,7 @@ export function graphqlRoutes(ctx: FuzzContext): RouteGen[] {
       arb: maybe,
       fixed: enumerateBodies(paymentSpec(ctx), "hostile")
         .filter((b) => /orderId|expiresAt|amount/.test(b.note))
-        .map((b) => ({
-          route: "POST /api/graphql createPayment",
-          method: "POST",
-          path: "/api/graphql",
-          headers: { "x-api-key": ctx.key, "content-type": "application/json" },
-          body: bodyOf({ query: CREATE, variables: { input: raw(b.body as string) }, note: "" }),
-          note: b.note,
-          mustReject: false,
-        })),
+        .map(createPayment),
     },
   ];
 }
