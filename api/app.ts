@@ -1,11 +1,15 @@
 import { Hono } from "hono";
+import { requestId } from "hono/request-id";
 import type { AppDeps } from "../core/deps.js";
+import { logger, type Logger } from "../core/log.js";
 import type { AppEnv } from "./context.js";
 import { onError } from "./errors.js";
 import { ipLimits } from "./middleware/ip-limits.js";
+import { observe } from "./middleware/observe.js";
 import { auth } from "./routes/auth.js";
 import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
+import { metricsRoute } from "./routes/metrics.js";
 import { payPage } from "../web/pay/page.js";
 import { account, payments, paymentsV1 } from "./routes/payments.js";
 import { oracle, tokens } from "./routes/tokens.js";
@@ -16,8 +20,11 @@ import { webhooks } from "./routes/webhooks.js";
 /**
  * The HTTP service: routes mounted under /api (the spec's `{base_url}`) by resource prefix, and one
  * error handler (api/errors.ts) for every route: domain errors as the spec's bodies and statuses.
+ * Every request gets an id (X-Request-Id: the client's when well-formed, else a UUID, echoed in the response),
+ * a logger carrying it, an access line and a latency observation; GET /metrics sits at the root, outside /api.
+ * `opts.log`: where the API logs (default the process's logger; tests pass one writing to a stream).
  */
-export function createApp(deps: AppDeps) {
+export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   const api = new Hono<AppEnv>();
   // Per-address limits before any route looks up a key (api/middleware/ip-limits.ts).
   api.use(ipLimits);
@@ -40,6 +47,9 @@ export function createApp(deps: AppDeps) {
     c.set("deps", deps);
     await next();
   });
+  app.use(requestId());
+  app.use(observe(opts.log ?? logger("api")));
+  app.route("/", metricsRoute());
   app.route("/api", api);
   app.route("/", payPage);
   app.onError(onError);

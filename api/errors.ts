@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DomainError, type ErrorKind } from "../core/errors.js";
+import { logger } from "../core/log.js";
 import type { AppEnv } from "./context.js";
 
 // The one place where domain errors become HTTP: statuses, the spec's error bodies per route family,
@@ -85,14 +86,14 @@ export function domainErrorResponse(c: Context, e: DomainError) {
   return c.json(errorBody(family.shape, e.message, e.code ?? CODE_BY_KIND[e.kind]), status);
 }
 
-/** `app.onError`: domain errors mapped; anything else logged and answered 500 without its text. */
+/** `app.onError`: domain errors mapped; anything else logged (with the request id) and answered 500 without its text. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof DomainError) return domainErrorResponse(c, err);
   const family = families.get(c) ?? { shape: "plain" as const, internal: "Internal server error" };
   if (err instanceof HTTPException && err.status < 500) {
     return c.json(errorBody(family.shape, err.message || "Bad request", "invalid_request"), err.status as ContentfulStatusCode);
   }
-  console.error(`[api] ${c.req.method} ${c.req.path}`, err);
+  (c.get("log") ?? logger("api")).error({ err, method: c.req.method, path: c.req.path }, "unexpected error");
   return c.json(errorBody(family.shape, family.internal, "internal_error"), 500);
 };
 

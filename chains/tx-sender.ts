@@ -13,6 +13,7 @@ import {
   type PublicClient,
   type TransactionReceipt,
 } from "viem";
+import { logger } from "../core/log.js";
 import { withTransaction, type Db } from "../db/client.js";
 import { viemChain } from "./clients.js";
 import type { ActiveChain } from "./runtime.js";
@@ -135,7 +136,7 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
       if (block < 0n) return 0;
       return await client.getTransactionCount({ address: account.address, blockNumber: block });
     } catch (e) {
-      console.warn(`[tx-sender] chain ${chain.chainId}: final nonce unknown, nothing taken for dropped: ${firstLine(e)}`);
+      logger("tx-sender").warn({ chainId: chain.chainId, error: firstLine(e) }, "final nonce unknown, nothing taken for dropped");
       return 0;
     }
   }
@@ -184,7 +185,7 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
         } catch (e) {
           // Only the node's "no such receipt" is an answer; any other error says nothing about the transaction.
           if (!isReceiptNotFound(e)) {
-            console.warn(`[tx-sender] chain ${chain.chainId}: receipt of ${tx.hash} unknown, next pass: ${firstLine(e)}`);
+            logger("tx-sender").warn({ chainId: chain.chainId, txHash: tx.hash, error: firstLine(e) }, "receipt unknown, next pass");
             continue;
           }
         }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseSecretKey, SECRET_KEY_FORMAT } from "./secret-box.js";
 import { parseTrustedProxies } from "./trusted-proxies.js";
+import { LOG_LEVELS } from "./log.js";
 
 // All settings come from the environment; documented in README.md ("Configuration").
 /** The HASH_SECRET of development and tests; refused in production. */
@@ -28,6 +29,8 @@ const schema = z.object({
   PORT: z.coerce.number().int().default(3000),
   HOST: z.string().default("127.0.0.1"),
   DATABASE_URL: z.string().optional(),
+  /** Connections of each process's database pool (each API worker has its own). */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   APP_SCHEMA: z.string().default("app"),
   PONDER_VIEWS_SCHEMA: z.string().default("chain"),
   /** Public address of the API, ends in /api. */
@@ -66,6 +69,8 @@ const schema = z.object({
   DETECTOR_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
   /** Pause between settler passes (ms). */
   SETTLER_INTERVAL_MS: z.coerce.number().int().positive().default(250),
+  /** Most payments one settlement transaction sweeps; fewer when a third of the block gas limit holds fewer (docs/operations.md). */
+  SETTLEMENT_MAX_BATCH: z.coerce.number().int().positive().default(50),
   /**
    * Proxies believed about the client's address (X-Forwarded-For), for per-address limits and login throttling:
    * `loopback` (a proxy on the same host; the default), `private` (loopback and private networks: Kubernetes,
@@ -79,6 +84,16 @@ const schema = z.object({
   /** Base URL of the price index provider's HTTP API. */
   PRICE_API_URL: z.string().optional(),
   PRICE_API_KEY: z.string().optional(),
+  /**
+   * API processes sharing the API port (`npm run serve`, node:cluster; api/workers.ts). Each has its own database pool
+   * (10 connections) and caches; limits are shared through Postgres.
+   */
+  API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * How long a market price (price index, oracle) is reused by new quotes, per process (ms): concurrent quotes share
+   * one lookup, and a price older than this is never used. 0 turns the cache off.
+   */
+  PRICE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /**
    * Custom tokens (`<chainId>:<address>`, comma separated) whose contract symbol the on-chain oracle may price.
    * Any other custom token is priced by the index (by address) or customPriceUsd: a worthless token named
@@ -110,6 +125,14 @@ const schema = z.object({
     .string()
     .optional()
     .transform((v) => v === "1" || v === "true"),
+  /** Logs (core/log.ts, read there from the environment; checked here at start): level, and pretty lines. */
+  LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
+  LOG_PRETTY: z.enum(["0", "1", "true", "false"]).optional(),
+  /** Bearer token GET /metrics requires; unset: answered only to a direct connection from this host. */
+  METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters").optional(),
+  /** A listener serving GET /metrics alone (a processors-only process), on METRICS_HOST. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().default("127.0.0.1"),
 });
 
 export type Config = z.infer<typeof schema> & { baseUrl: string; appUrl: string };

@@ -17,7 +17,7 @@ export function detector() {
     name: "detector",
     needsIndexer: true,
     intervalMs: (deps) => deps.config.DETECTOR_INTERVAL_MS,
-    wake: wakeOnIndexerProgress("detector"),
+    wake: wakeOnIndexerProgress(),
     async run(deps) {
       const progress = await indexerProgress(deps.db);
       for (const chain of deps.chains) {

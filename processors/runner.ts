@@ -1,4 +1,6 @@
 import type { AppDeps } from "../core/deps.js";
+import { logger, type Logger } from "../core/log.js";
+import { processorLastPass, processorPassDuration, processorPassErrors } from "../core/metrics.js";
 import { indexerProgress } from "../db/indexer-status.js";
 
 /**
@@ -74,8 +76,41 @@ async function heartbeat(deps: AppDeps, p: Processor, error?: string) {
     .catch(() => {});
 }
 
-/** Runs each processor in its own loop until stopped; one failing pass is logged and retried next interval. */
-export function startProcessors(deps: AppDeps, processors: Processor[], log: (msg: string) => void = console.error): ProcessorRunner {
+/**
+ * Where the runner reports: a pino logger (default: the process's, each line with `processor`), or a function
+ * taking one text line per event (`[name] what: stack`), as tests use to collect or silence them.
+ */
+export type RunnerLog = Logger | ((msg: string) => void);
+
+type Report = {
+  /** A failed step of processor `name` (a pass, its wake subscription, its close). */
+  error(name: string, what: string, e: unknown): void;
+  /** The `log` given to a processor's `wake` (its listener's reconnects). */
+  forWake(name: string): (msg: string) => void;
+};
+
+function reporter(log: RunnerLog): Report {
+  if (typeof log === "function")
+    return {
+      error: (name, what, e) => log(`[${name}]${what === "pass" ? "" : ` ${what}:`} ${(e as Error)?.stack ?? e}`),
+      forWake: (name) => (msg) => log(`[${name}] ${msg}`),
+    };
+  const of = (name: string) => log.child({ processor: name });
+  return {
+    error: (name, what, e) => of(name).error({ err: e }, `${what} failed`),
+    forWake: (name) => {
+      const l = of(name);
+      return (msg) => l.warn(msg);
+    },
+  };
+}
+
+/**
+ * Runs each processor in its own loop until stopped; one failing pass is logged and retried next interval.
+ * Each pass is timed (chainpay_processor_pass_duration_seconds) and its failures counted, by processor.
+ */
+export function startProcessors(deps: AppDeps, processors: Processor[], log: RunnerLog = logger("processors")): ProcessorRunner {
+  const report = reporter(log);
   const abort = new AbortController();
   const running = new Map<string, Promise<void>>();
   let indexerReady = false;
@@ -84,21 +119,26 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: (ms
       indexerReady = (await indexerProgress(deps.db).catch(() => null)) !== null;
       if (!indexerReady) return;
     }
+    const started = performance.now();
     try {
       await p.run(deps);
       await heartbeat(deps, p);
     } catch (e) {
-      log(`[${p.name}] ${(e as Error).stack ?? e}`);
+      processorPassErrors.labels(p.name).inc();
+      report.error(p.name, "pass", e);
       await heartbeat(deps, p, (e as Error).message);
+    } finally {
+      processorPassDuration.labels(p.name).observe((performance.now() - started) / 1000);
+      processorLastPass.labels(p.name).set(Date.now() / 1000);
     }
   };
   const loops = processors.map(async (p) => {
     const pause = pauser(abort.signal);
     let unsubscribe: (() => void | Promise<void>) | undefined;
     try {
-      unsubscribe = p.wake?.(deps, () => pause.wakeUp(), log);
+      unsubscribe = p.wake?.(deps, () => pause.wakeUp(), report.forWake(p.name));
     } catch (e) {
-      log(`[${p.name}] wake: ${(e as Error).stack ?? e}`); // polls only
+      report.error(p.name, "wake", e); // polls only
     }
     try {
       while (!abort.signal.aborted) {
@@ -109,7 +149,7 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: (ms
         await pause.sleep(intervalOf(p, deps));
       }
     } finally {
-      await (async () => unsubscribe?.())().catch((e) => log(`[${p.name}] wake: ${(e as Error).stack ?? e}`));
+      await (async () => unsubscribe?.())().catch((e) => report.error(p.name, "wake", e));
     }
   });
   return {
@@ -117,7 +157,7 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: (ms
     async stop() {
       abort.abort();
       await Promise.all(loops);
-      for (const p of processors) await p.close?.().catch((e) => log(`[${p.name}] close: ${(e as Error).stack ?? e}`));
+      for (const p of processors) await p.close?.().catch((e) => report.error(p.name, "close", e));
     },
     /** One pass now (tests drive processors deterministically with this). */
     async runOnce(name) {

@@ -13,7 +13,7 @@ export function vaultDeposits() {
     name: "vault-deposits",
     needsIndexer: true,
     intervalMs: (deps) => deps.config.DETECTOR_INTERVAL_MS,
-    wake: wakeOnIndexerProgress("vault-deposits"),
+    wake: wakeOnIndexerProgress(),
     async run(deps) {
       const progress = await indexerProgress(deps.db);
       for (const chain of deps.chains) {

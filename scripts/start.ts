@@ -4,6 +4,7 @@ import path from "node:path";
 import { migrate } from "../db/migrate.js";
 import { startApiServer } from "../api/server.js";
 import { createDeps } from "../core/deps.js";
+import { logger } from "../core/log.js";
 import { createApiKey, createMerchant } from "../modules/merchants/merchants.js";
 import { startStack } from "../local/stack.js";
 import { DATA_DIR, removeStackInfo, writeStackInfo } from "../local/stack-info.js";
@@ -11,7 +12,8 @@ import { allProcessors } from "../processors/index.js";
 import { startProcessors } from "../processors/runner.js";
 
 // `npm start`: the whole service on this machine. Embedded Postgres (or DATABASE_URL), Anvil chains,
-// contracts, indexer, API and processors; Ctrl-C stops everything.
+// contracts, indexer, API and processors; Ctrl-C stops everything. What it prints for you (addresses, the
+// demo key) goes to the console; the service's own logs are the pino logger's (pretty here: NODE_ENV unset).
 
 /**
  * SECRET_KEY of the local service (it seals webhook secrets at rest): SECRET_KEY when set, else the key
@@ -94,6 +96,7 @@ try {
   });
   log(`api         ${deps.config.baseUrl}   (health: ${deps.config.baseUrl}/health)`);
   log(`graphql     ${stack.ponder?.url}/graphql   (Ponder's chain tables; SQL over HTTP at /sql)`);
+  log(`metrics     http://${deps.config.HOST}:${api.port}/metrics   (Prometheus; from this host only unless METRICS_TOKEN is set)`);
   log(
     `processors  ${
       allProcessors()
@@ -113,6 +116,6 @@ try {
   await stack.ponder?.waitReady(300_000);
   console.log(`\nReady in ${((Date.now() - t0) / 1000).toFixed(1)} s. Ctrl-C stops everything.`);
 } catch (e) {
-  console.error(e);
+  logger("start").error({ err: e }, "failed to start");
   await shutdown(1);
 }

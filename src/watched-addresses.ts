@@ -1,4 +1,5 @@
 import pg from "pg";
+import { pino } from "pino";
 
 // The addresses the indexer keeps Transfers for: the app's `watched_addresses` registry, held in memory.
 // Loaded at start, kept current by LISTEN (a trigger NOTIFYs `chainId:address` when a registration commits).
@@ -26,8 +27,21 @@ type Log = (msg: string, error?: unknown) => void;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * JSON lines like the service's (core/log.ts, which the indexer may not import: it sees chains/ and abis/ only),
+ * at LOG_LEVEL.
+ */
+function defaultLog(): Log {
+  const log = pino({
+    level: process.env.LOG_LEVEL || "info",
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+  }).child({ component: "watched-addresses" });
+  return (msg, e) => log.warn(e === undefined ? {} : { err: e }, msg);
+}
+
 export function watchAddresses(opts: { databaseUrl: string; applicationName?: string; log?: Log }): WatchedAddresses {
-  const log: Log = opts.log ?? ((msg, e) => console.warn(`[watched-addresses] ${msg}${e ? `: ${(e as Error).message ?? e}` : ""}`));
+  const log: Log = opts.log ?? defaultLog();
   const keys = new Set<string>();
   let closed = false;
   let current: pg.Client | null = null;

@@ -1,4 +1,5 @@
 import { GraphQLError } from "graphql";
+import { logger } from "../../core/log.js";
 
 /**
  * Errors of the GraphQL API, each with `extensions.code`. Field errors come from api/errors.ts
@@ -34,7 +35,7 @@ export const requestError = (message: string, code: string): ErrorJson => ({ mes
  */
 export function maskUnexpected(e: GraphQLError): ErrorJson {
   if (e.originalError && !(e.originalError instanceof GraphQLError)) {
-    console.error("[graphql]", e.path?.join(".") ?? "", e.originalError);
+    logger("graphql").error({ err: e.originalError, field: e.path?.join(".") ?? "" }, "unexpected error");
     return errorJson(
       new GraphQLError("Internal server error", { nodes: e.nodes, path: e.path, extensions: { code: "INTERNAL_SERVER_ERROR", http: 500 } }),
       "INTERNAL_SERVER_ERROR",

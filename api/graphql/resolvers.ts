@@ -1,6 +1,7 @@
 import { responsePathAsArray, type GraphQLResolveInfo } from "graphql";
 import type { AppDeps } from "../../core/deps.js";
 import { DomainError, Failed } from "../../core/errors.js";
+import { logger } from "../../core/log.js";
 import { getBalance } from "../../modules/gas-tank/balance.js";
 import type { Caller } from "../../modules/merchants/authenticate.js";
 import { createPayment } from "../../modules/payments/create.js";
@@ -38,7 +39,7 @@ const field =
       return await run(args, ctx);
     } catch (e) {
       if (e instanceof DomainError) throw toGraphqlError(e);
-      console.error("[graphql]", responsePathAsArray(info.path).join("."), e);
+      logger("graphql").error({ err: e, field: responsePathAsArray(info.path).join(".") }, "unexpected error");
       throw toGraphqlError(new Failed(internal));
     }
   };

@@ -2,6 +2,7 @@ import { and, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
 import { getAddress, zeroAddress, type Address } from "viem";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
+import { observePaymentPaid } from "../../core/metrics.js";
 import { withTransaction } from "../../db/client.js";
 import { payments } from "../../db/schema.js";
 import { nativeBalances, walletBalances } from "./balances.js";
@@ -18,6 +19,8 @@ type Seen = {
   /** First and newest block of the counted deposits (native: the block the balance was read at). */
   block: string | null;
   lastBlock: string | null;
+  /** Timestamp (s) of the newest counted deposit's block (token payments): detection latency is measured from it. */
+  lastAt?: string | null;
   /** Where the payment is paid, and the block its confirmations end at (latest - confirmations + 1). */
   wallet: Address;
   token: Address;
@@ -70,6 +73,7 @@ const depositSummary = (t: TransferView) => ({
   txHash: sql<string | null>`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}))[1]`,
   block: sql<string | null>`min(${t.blockNumber})`,
   lastBlock: sql<string | null>`max(${t.blockNumber})`,
+  lastAt: sql<string | null>`max(${t.timestamp})`,
 });
 
 /**
@@ -101,6 +105,7 @@ async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest:
     txHash: r.txHash,
     block: r.block,
     lastBlock: r.lastBlock,
+    lastAt: r.lastAt,
     wallet: r.recipientAddress as Address,
     token: r.tokenAddress as Address,
     confirmedAt: confirmedAt(latest, r.blockConfirmations),
@@ -226,6 +231,7 @@ export async function detectPayments(
           now,
         });
         if (done) changed++;
+        if (done) observePaymentPaid(chain.chainId, s.lastAt, now);
       } else {
         if (s.status === "expired")
           await transition(client, s.id, { from: ["expired"], to: "pending", reason: "funds received after expiry", set: common, now });

@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/pg-core";
 import { getAddress, isAddress, multicall3Abi, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
 import type { AppDeps } from "../../core/deps.js";
+import { firstLine, logger } from "../../core/log.js";
 import { findToken } from "../../chains/runtime.js";
 import { fundRecoveries, tokenMetadata } from "../../db/schema.js";
 import { isTransportError, readContractMetadata } from "../pricing/token-metadata.js";
@@ -181,7 +182,7 @@ async function unexpectedNativeBalances(deps: Deps, refs: PaymentRef[]): Promise
         const balances = await within(nativeBalances(deps, client, chainId, addresses), RPC_BUDGET_MS);
         addresses.forEach((a, i) => out.set(key(chainId, a), balances[i]!));
       } catch (e) {
-        console.warn(`[unexpected-funds] native balances on chain ${chainId}: ${(e as Error).message.split("\n")[0]}`);
+        logger("unexpected-funds").warn({ chainId, error: firstLine(e) }, "reading native balances failed");
       }
     }),
   );

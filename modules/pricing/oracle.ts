@@ -1,6 +1,7 @@
 import type { PublicClient } from "viem";
 import { priceOracleAbi } from "../../abis/PriceOracle.js";
 import type { AppDeps } from "../../core/deps.js";
+import { firstLine, logger } from "../../core/log.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 
 /**
@@ -77,7 +78,7 @@ export async function readOracleAt(
   try {
     result = await client.readContract({ address: oracle, abi: priceOracleAbi, functionName: "getPrice", args: [key] });
   } catch (e) {
-    console.warn(`[oracle] getPrice(${key}) on chain ${chainId} failed: ${(e as Error).message.split("\n")[0]}`);
+    logger("oracle").warn({ chainId, key, error: firstLine(e) }, "getPrice failed");
     throw new OracleUnavailableError(`oracle read failed on chain ${chainId}`, chainId, { cause: e });
   }
   const [priceRaw, updatedAt] = result;

@@ -1,6 +1,7 @@
 import { zeroAddress } from "viem";
 import { CHAINS, chainInfo } from "../../chains/registry.js";
 import type { Config } from "../../core/config.js";
+import { logger } from "../../core/log.js";
 import { decimalLiteralToFixed, formatPrice18, PRICE_DECIMALS } from "../../core/money.js";
 import { field, JsonNumber, parseJsonLossless, type LosslessJson } from "./lossless-json.js";
 
@@ -106,7 +107,7 @@ export class PriceIndexClient {
     }
     this.timeoutMs = opts.timeoutMs ?? PRICE_INDEX_TIMEOUT_MS;
     this.fetchImpl = opts.fetch ?? fetch;
-    this.log = opts.log ?? ((m) => console.warn(`[price-index] ${m}`));
+    this.log = opts.log ?? ((m) => logger("price-index").warn(m));
   }
 
   private async get(path: string): Promise<Fetched> {

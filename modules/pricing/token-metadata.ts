@@ -10,6 +10,7 @@ import {
   type PublicClient,
 } from "viem";
 import type { AppDeps } from "../../core/deps.js";
+import { firstLine, logger } from "../../core/log.js";
 import { chainInfo } from "../../chains/registry.js";
 import { priceIndexFromConfig, type IndexedPrice, type PriceIndexClient } from "./price-index.js";
 
@@ -139,7 +140,7 @@ export async function lookupTokenMetadata(
     };
   } catch (e) {
     if (e instanceof NotTokenError) return { status: "not_token", reason: e.message };
-    console.warn(`[token-metadata] reading ${address} on chain ${chainId} failed: ${(e as Error).message.split("\n")[0]}`);
+    logger("token-metadata").warn({ chainId, address, error: firstLine(e) }, "reading token metadata failed");
     return { status: "error", error: (e as Error).message.split("\n")[0] ?? "rpc error" };
   }
 }

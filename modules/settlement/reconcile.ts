@@ -1,4 +1,5 @@
 import type { AppDeps } from "../../core/deps.js";
+import { observeSettlement } from "../../core/metrics.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { TxSender } from "../../chains/tx-sender.js";
 import type { PaymentRow } from "../payments/types.js";
@@ -29,6 +30,7 @@ export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSen
         `UPDATE settlements SET status = $2, gas_used = $3, effective_gas_price = $4, block_number = $5, updated_at = now() WHERE id = $1`,
         [s.id, outcome.status, receipt.gasUsed.toString(), receipt.effectiveGasPrice.toString(), receipt.blockNumber.toString()],
       );
+      observeSettlement(chain.chainId, outcome.status, receipt.gasUsed, s.payment_ids.length);
       if (outcome.status === "reverted") {
         const { rows: ps } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = ANY($1)`, [s.payment_ids]);
         // A batch reverts as a whole when a re-org emptied one of its wallets: that payment waits for its funds

@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, inArray, lte, notExists, sql } from "drizzle-orm";
 import type { Address, Hex } from "viem";
 import type { AppDeps } from "../../core/deps.js";
+import { logger } from "../../core/log.js";
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
 import { tokenMetadata, vaultConfigs, vaultDeposits, vaultTokens, vaultUsers, watchedAddresses } from "../../db/schema.js";
@@ -219,7 +220,7 @@ async function voidVanished(deps: Pick<AppDeps, "db" | "now">, chain: ActiveChai
         data: { transferId: r.transfer_id },
       });
   });
-  console.error(`[vault-deposits] chain ${chain.chainId}: ${rows.length} deposit(s) dropped, their transfers vanished (re-org)`);
+  logger("vault-deposits").error({ chainId: chain.chainId, dropped: rows.length }, "deposits dropped: their transfers vanished (re-org)");
   return rows.length;
 }
 

@@ -3,6 +3,7 @@ import type pg from "pg";
 import { getAddress, type Hex } from "viem";
 import { encodeSweep, type SweepRequest } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
+import { firstLine, logger } from "../../core/log.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type BroadcastHooks, type TxSender } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
@@ -182,7 +183,8 @@ async function completeSweeps(deps: AppDeps, chain: ActiveChain) {
       });
       if (note) notes.push(note);
     }
-    if (notes.length) console.error(`[vault-sweeper] sweep ${s.tx_hash}: ${notes.join("; ")}`);
+    if (notes.length)
+      logger("vault-sweeper").error({ chainId: chain.chainId, txHash: s.tx_hash, notes }, "sweep differs from the recorded deposits");
     await deps.db.pool.query(
       `UPDATE vault_sweeps SET status = CASE WHEN NOT EXISTS (SELECT 1 FROM vault_deposits WHERE sweep_id = $1 AND status = 'processing')
               THEN 'completed' ELSE status END,
@@ -245,7 +247,10 @@ async function recordExcess(deps: AppDeps, chain: ActiveChain, g: Group): Promis
       blockNumber: tip,
     });
   } catch (e) {
-    console.error(`[vault-sweeper] balanceOf ${g.token} of ${g.address} at ${tip}: ${(e as Error).message.split("\n")[0]}`);
+    logger("vault-sweeper").warn(
+      { chainId: chain.chainId, token: g.token, address: g.address, block: tip.toString(), error: firstLine(e) },
+      "balanceOf failed",
+    );
     return false;
   }
   const open = (await openDeposits(deps, chain.chainId, g)).rows;
@@ -254,8 +259,9 @@ async function recordExcess(deps: AppDeps, chain: ActiveChain, g: Group): Promis
   const excess = balance - recorded;
   if (excess < 0n) {
     // Less than recorded: a deposit's transfer was rolled back; deposit detection voids it, the group waits until then.
-    console.error(
-      `[vault-sweeper] ${g.address}/${g.token} on ${chain.chainId}: balance ${balance} below the recorded ${recorded}; not swept`,
+    logger("vault-sweeper").error(
+      { chainId: chain.chainId, address: g.address, token: g.token, balance: balance.toString(), recorded: recorded.toString() },
+      "balance below the recorded deposits; not swept",
     );
     return false;
   }
@@ -305,8 +311,9 @@ async function recordExcess(deps: AppDeps, chain: ActiveChain, g: Group): Promis
         ],
       );
   });
-  console.error(
-    `[vault-sweeper] ${g.address}/${g.token} on ${chain.chainId}: ${excess} above the recorded deposits, recorded as a deposit`,
+  logger("vault-sweeper").warn(
+    { chainId: chain.chainId, address: g.address, token: g.token, excess: excess.toString() },
+    "balance above the recorded deposits, recorded as a deposit",
   );
   return true;
 }

@@ -1,6 +1,8 @@
 import PQueue from "p-queue";
 import type { Agent } from "undici";
 import type { AppDeps } from "../../core/deps.js";
+import { logger } from "../../core/log.js";
+import { webhookAttemptDuration, webhookDeliveries } from "../../core/metrics.js";
 import { claimDueDeliveries, signingKeyOf, type ClaimedDelivery } from "./claim.js";
 import { createWebhookAgent, postWebhook } from "./deliver.js";
 import { createAttemptRecorder, recordSkipped } from "./record.js";
@@ -38,6 +40,10 @@ export type DispatcherOptions = {
   maxPassMs?: number;
   /** Test-only: trust this CA for receivers (e.g. a self-signed test certificate). TLS stays verified. */
   tls?: { ca: string | Buffer };
+  /**
+   * Takes the engine's warnings and errors as text lines instead of the process's logger (tests collect or
+   * silence them this way); the per-attempt outcome lines are then not written.
+   */
   log?: (msg: string) => void;
 };
 
@@ -55,7 +61,15 @@ export { claimDueDeliveries };
 export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDispatcher {
   const concurrency = opts.concurrency ?? 16;
   const maxPassMs = opts.maxPassMs ?? 30_000;
-  const log = opts.log ?? ((m: string) => console.error(`[webhook-dispatcher] ${m}`));
+  const pino = logger("webhook-dispatcher");
+  const log = opts.log ?? ((m: string) => pino.warn(m));
+  /** A delivery's attempt outcome, as a log line of the process's logger (not when `opts.log` is given). */
+  const outcomeLine = (d: ClaimedDelivery, status: string, fields: Record<string, unknown>) => {
+    if (opts.log || status === "success") return;
+    const line = { deliveryId: d.id, merchantId: d.merchant_id, kind: d.kind, event: d.event, attempt: d.attempts + 1, ...fields };
+    if (status === "failed") pino.warn(line, "webhook delivery failed, no attempt left");
+    else pino.info(line, `webhook attempt ${status === "retry" ? "failed, retry scheduled" : status}`);
+  };
   const agents = new Map<boolean, Agent>();
   let warned = false;
   let resealed = false;
@@ -98,6 +112,8 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
           if (reason) {
             await recordSkipped(deps.db, d, reason, deps.now());
             stats.skipped++;
+            webhookDeliveries.labels(d.kind, "skipped").inc();
+            outcomeLine(d, "skipped", { reason });
             return;
           }
           let signingKey: string | null | undefined;
@@ -130,9 +146,15 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
           if (status === "success") stats.succeeded++;
           else if (status === "pending") stats.retrying++;
           else if (status === "failed") stats.failed++;
+          const label = status === "pending" ? "retry" : status;
+          webhookDeliveries.labels(d.kind, label).inc();
+          if (signingKey !== undefined) webhookAttemptDuration.labels(d.kind).observe(outcome.durationMs / 1000);
+          outcomeLine(d, label, { httpStatus: outcome.httpStatus, error: outcome.error, ms: outcome.durationMs });
         } catch (e) {
           // Not recorded: the lease expires and the delivery is claimed again. Nothing is lost.
-          log(`delivery ${d.id}: ${(e as Error).message}`);
+          webhookDeliveries.labels(d.kind, "error").inc();
+          if (opts.log) opts.log(`delivery ${d.id}: ${(e as Error).message}`);
+          else pino.error({ err: e, deliveryId: d.id }, "delivery not recorded; sent again when its lease ends");
         }
       };
 

@@ -1,0 +1,200 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+// Prometheus metrics of this process (prom-client), served by GET /metrics (api/routes/metrics.ts).
+// Counters and histograms are per process and counted where things happen; the gauges of shared state
+// (indexer lag, webhook queue, Gas Tank totals, settler balances) are read from the database and the chains
+// when scraped (modules/metrics/gauges.ts). Names, labels and example PromQL: README.md, "Metrics and logs".
+// Labels are bounded: route patterns (never raw paths), chain ids, processor names, outcomes.
+
+export const registry = new Registry();
+
+let processMetrics = false;
+/** Node's own metrics (CPU, memory, event-loop delay, GC), started by the first scrape, not by an import. */
+export function collectProcessMetrics() {
+  if (processMetrics) return;
+  processMetrics = true;
+  collectDefaultMetrics({ register: registry });
+}
+
+const registers = [registry];
+const secondsBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Every API request by route pattern (`/api/payments/:id`), method and status. */
+export const httpRequestDuration = new Histogram({
+  name: "chainpay_http_request_duration_seconds",
+  help: "API request latency by route pattern, method and status",
+  labelNames: ["method", "route", "status"] as const,
+  buckets: secondsBuckets,
+  registers,
+});
+
+const paymentsCreated = new Counter({
+  name: "chainpay_payments_created_total",
+  help: "Payments created (REST and GraphQL), by chain",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+const createdByChain = new Map<number, Counter.Internal>();
+/** One payment created: a counter bound to its chain once, so the creation path pays one increment. */
+export function countPaymentCreated(chainId: number) {
+  let c = createdByChain.get(chainId);
+  if (!c) createdByChain.set(chainId, (c = paymentsCreated.labels(String(chainId))));
+  c.inc();
+}
+
+const paymentsPaid = new Counter({
+  name: "chainpay_payments_paid_total",
+  help: "Payments detected paid in full (pending or expired -> paid), by chain",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+const detectionSeconds = new Histogram({
+  name: "chainpay_payment_detection_seconds",
+  help: "From the block of the deposit that completed a token payment to its paid status (includes its confirmations)",
+  labelNames: ["chain_id"] as const,
+  buckets: [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600],
+  registers,
+});
+/**
+ * A payment moved to paid at `nowMs`; `blockTimestamp` (seconds) is the completing deposit's block when known
+ * (token payments; a native payment is read by balance, without a block time).
+ */
+export function observePaymentPaid(chainId: number, blockTimestamp: string | number | bigint | null | undefined, nowMs: number) {
+  const chain = String(chainId);
+  paymentsPaid.labels(chain).inc();
+  if (blockTimestamp === null || blockTimestamp === undefined) return;
+  detectionSeconds.labels(chain).observe(Math.max(0, nowMs / 1000 - Number(blockTimestamp)));
+}
+
+const settlements = new Counter({
+  name: "chainpay_settlements_total",
+  help: "Settlement (sweep) transactions whose receipt was recorded, by chain and outcome (mined, reverted)",
+  labelNames: ["chain_id", "outcome"] as const,
+  registers,
+});
+const settlementGas = new Histogram({
+  name: "chainpay_settlement_gas_used",
+  help: "Gas used by a settlement transaction, by chain",
+  labelNames: ["chain_id"] as const,
+  buckets: [30e3, 45e3, 60e3, 90e3, 125e3, 250e3, 500e3, 1e6, 2.5e6, 5e6, 10e6, 30e6],
+  registers,
+});
+const settlementBatch = new Histogram({
+  name: "chainpay_settlement_batch_size",
+  help: "Payments swept by one settlement transaction, by chain",
+  labelNames: ["chain_id"] as const,
+  buckets: [1, 2, 5, 10, 20, 50, 100, 200],
+  registers,
+});
+/** A settlement transaction's receipt: its outcome, gas used and the number of payments it swept. */
+export function observeSettlement(chainId: number, outcome: "mined" | "reverted", gasUsed: bigint | number | string, batchSize: number) {
+  const chain = String(chainId);
+  settlements.labels(chain, outcome).inc();
+  settlementGas.labels(chain).observe(Number(gasUsed));
+  settlementBatch.labels(chain).observe(batchSize);
+}
+
+/** Webhook deliveries: success, retry (failed attempt, another scheduled), failed (no attempt left), skipped, lost, error. */
+export const webhookDeliveries = new Counter({
+  name: "chainpay_webhook_deliveries_total",
+  help: "Webhook delivery attempts by kind (payment, vault) and outcome",
+  labelNames: ["kind", "outcome"] as const,
+  registers,
+});
+export const webhookAttemptDuration = new Histogram({
+  name: "chainpay_webhook_attempt_duration_seconds",
+  help: "Duration of webhook HTTP attempts, by kind",
+  labelNames: ["kind"] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers,
+});
+
+/** Each pass of each processor loop (processors/runner.ts). */
+export const processorPassDuration = new Histogram({
+  name: "chainpay_processor_pass_duration_seconds",
+  help: "Duration of processor passes, by processor",
+  labelNames: ["processor"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers,
+});
+export const processorPassErrors = new Counter({
+  name: "chainpay_processor_pass_errors_total",
+  help: "Processor passes that threw, by processor",
+  labelNames: ["processor"] as const,
+  registers,
+});
+export const processorLastPass = new Gauge({
+  name: "chainpay_processor_last_pass_timestamp_seconds",
+  help: "Unix time the processor's last pass ended (successful or not)",
+  labelNames: ["processor"] as const,
+  registers,
+});
+
+// Gauges set at scrape time from shared state (modules/metrics/gauges.ts).
+export const indexerBlock = new Gauge({
+  name: "chainpay_indexer_block",
+  help: "Latest block the indexer has committed, by chain",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+export const chainHeadBlock = new Gauge({
+  name: "chainpay_chain_head_block",
+  help: "Latest block of the chain's RPC, by chain",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+export const indexerLagBlocks = new Gauge({
+  name: "chainpay_indexer_lag_blocks",
+  help: "Blocks between the chain head and the indexer, by chain",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+export const indexerLagSeconds = new Gauge({
+  name: "chainpay_indexer_lag_seconds",
+  help: "Chain time between the head block and the indexed block, by chain",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+export const webhookQueueDue = new Gauge({
+  name: "chainpay_webhook_queue_due",
+  help: "Webhook deliveries due now and not claimed (the outbox backlog)",
+  registers,
+});
+export const webhookQueuePending = new Gauge({
+  name: "chainpay_webhook_queue_pending",
+  help: "Webhook deliveries not finished: due, claimed (in flight) or waiting for a retry",
+  registers,
+});
+export const webhookQueueOldestDue = new Gauge({
+  name: "chainpay_webhook_queue_oldest_due_seconds",
+  help: "How long the oldest due, unclaimed webhook delivery has waited (0 when none)",
+  registers,
+});
+export const gasTankBalanceMicros = new Gauge({
+  name: "chainpay_gas_tank_balance_micros",
+  help: "Sum of all merchants' Gas Tank balances, in USDT micros (1e-6)",
+  registers,
+});
+export const gasTankMerchants = new Gauge({
+  name: "chainpay_gas_tank_merchants",
+  help: "Merchants with a Gas Tank ledger, by balance sign (positive, zero, negative)",
+  labelNames: ["balance"] as const,
+  registers,
+});
+export const paymentsAwaitingGas = new Gauge({
+  name: "chainpay_payments_awaiting_gas",
+  help: "Paid gasless payments waiting for their merchant's Gas Tank to be funded",
+  registers,
+});
+export const settlerBalance = new Gauge({
+  name: "chainpay_settler_balance",
+  help: "Native coin balance of the settler account (pays the gas of sweeps), in whole coins, by chain",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+export const scrapeSourceUp = new Gauge({
+  name: "chainpay_metrics_source_up",
+  help: "1 when the scrape-time source (database, indexer, chain) answered at the last scrape, else 0",
+  labelNames: ["source"] as const,
+  registers,
+});
