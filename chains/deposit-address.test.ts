@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { getAddress, isAddress, isHex, type Address } from "viem";
-import { computeWalletAddress, gasTankSalt, implementationAddress, paymentSalt, vaultSalt, walletInitCode } from "./deposit-address.js";
+import {
+  computeWalletAddress,
+  gasTankSalt,
+  implementationAddress,
+  paymentSalt,
+  vaultSalt,
+  walletCreate2Salt,
+  walletInitCode,
+} from "./deposit-address.js";
 
 const factory = "0x5FbDB2315678afecb367f032d93F642f64180aa3" as Address;
 const payout = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as Address;
@@ -62,9 +70,10 @@ describe("computeWalletAddress", () => {
     expect(new Set(all).size).toBe(all.length);
   });
 
-  it("builds the 75-byte OpenZeppelin clone init code with the payout as argument", () => {
-    const code = walletInitCode(impl, payout);
-    expect((code.length - 2) / 2).toBe(10 + 45 + 20);
-    expect(code.toLowerCase().endsWith(payout.slice(2).toLowerCase())).toBe(true);
+  it("builds the 55-byte OpenZeppelin EIP-1167 clone init code and commits the payout through the salt", () => {
+    const code = walletInitCode(impl);
+    expect((code.length - 2) / 2).toBe(10 + 45);
+    expect(code.toLowerCase()).toContain(impl.slice(2).toLowerCase());
+    expect(walletCreate2Salt(paymentSalt("p"), payout)).not.toBe(walletCreate2Salt(paymentSalt("p"), other));
   });
 });

@@ -1,7 +1,8 @@
-import { concat, getAddress, getContractAddress, keccak256, toBytes, type Address, type Hex } from "viem";
+import { concat, encodeAbiParameters, getAddress, getContractAddress, keccak256, toBytes, type Address, type Hex } from "viem";
 
-// Deposit addresses are CREATE2 clones (OpenZeppelin `Clones.cloneDeterministicWithImmutableArgs`) of the
-// factory's ForwarderWallet implementation, with the payout address as the clone's only immutable argument.
+// Deposit addresses are CREATE2 clones (OpenZeppelin `Clones.cloneDeterministic`, plain EIP-1167) of the factory's
+// ForwarderWallet implementation. The payout is committed through the CREATE2 salt, keccak256(abi.encode(salt,
+// payout)), rather than as a clone argument: 20 bytes less code to deploy per wallet (4,000 gas).
 // Everything here is pure: no RPC.
 
 /**
@@ -12,14 +13,14 @@ export function implementationAddress(factory: Address): Address {
   return getContractAddress({ from: factory, nonce: 1n });
 }
 
-/** Init code of a clone of `implementation` whose immutable argument is `payout` (OpenZeppelin Clones 5.x layout). */
-export function walletInitCode(implementation: Address, payout: Address): Hex {
-  return concat([
-    "0x6100413d81600a3d39f3363d3d373d3d3d363d73", // PUSH2 0x0041 (45-byte proxy + 20-byte arg), copy-and-return, proxy up to PUSH20
-    implementation,
-    "0x5af43d82803e903d91602b57fd5bf3",
-    payout,
-  ]);
+/** Init code of an EIP-1167 clone of `implementation` (OpenZeppelin Clones 5.x layout; the same for every wallet). */
+export function walletInitCode(implementation: Address): Hex {
+  return concat(["0x3d602d80600a3d3981f3363d3d373d3d3d363d73", implementation, "0x5af43d82803e903d91602b57fd5bf3"]);
+}
+
+/** The CREATE2 salt of the wallet of (salt, payout): keccak256(abi.encode(salt, payout)), as `WalletFactory` computes it. */
+export function walletCreate2Salt(salt: Hex, payout: Address): Hex {
+  return keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "address" }], [salt, payout]));
 }
 
 /**
@@ -31,9 +32,18 @@ export function computeWalletAddress(opts: { factory: Address; implementation?: 
   return getContractAddress({
     opcode: "CREATE2",
     from: opts.factory,
-    salt: opts.salt,
-    bytecode: walletInitCode(getAddress(implementation), getAddress(opts.payout)),
+    salt: walletCreate2Salt(opts.salt, getAddress(opts.payout)),
+    bytecodeHash: initCodeHash(implementation),
   });
+}
+
+// The init code is the same for every wallet of an implementation: hashed once (payment creation computes an address each).
+const initCodeHashes = new Map<string, Hex>();
+function initCodeHash(implementation: Address): Hex {
+  const key = implementation.toLowerCase();
+  let hash = initCodeHashes.get(key);
+  if (!hash) initCodeHashes.set(key, (hash = keccak256(walletInitCode(getAddress(implementation)))));
+  return hash;
 }
 
 /** Salt of a payment's deposit address. */

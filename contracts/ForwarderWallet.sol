@@ -4,7 +4,6 @@ pragma solidity ^0.8.24;
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
-import {Clones} from "@openzeppelin/contracts/proxy/Clones.sol";
 
 /// @dev Errors a sweep can revert with; shared so that the factory's ABI decodes them too.
 interface IForwarderWalletErrors {
@@ -14,10 +13,11 @@ interface IForwarderWalletErrors {
 }
 
 /// @title ForwarderWallet
-/// @notice Implementation behind every deposit address. Each deposit address is a clone of this contract
-/// (OpenZeppelin `Clones` with immutable args) whose only immutable argument is its payout address, so the
-/// CREATE2 address commits to where the funds can go. Only the factory can move funds, and only to the
-/// committed payout (plus the fee the factory's settler chooses, sent to an allow-listed fee recipient).
+/// @notice Implementation behind every deposit address. Each deposit address is a plain EIP-1167 clone of this
+/// contract, deployed by the factory with CREATE2 under the salt keccak256(abi.encode(salt, payout)), so the
+/// address commits to its payout. The wallet itself knows no payout: only the factory can move its funds, and
+/// the factory sends them only to the payout the address commits to, to an allow-listed fee recipient, or to
+/// itself within a batch transaction that pays them on to those two (WalletFactory).
 contract ForwarderWallet is IForwarderWalletErrors {
     using SafeERC20 for IERC20;
 
@@ -31,20 +31,29 @@ contract ForwarderWallet is IForwarderWalletErrors {
     /// @notice Accepts the native coin.
     receive() external payable {}
 
-    /// @notice The payout address this wallet is committed to (its clone argument).
-    function payout() public view returns (address) {
-        return address(bytes20(Clones.fetchCloneArgs(address(this))));
+    /// @notice Sends the wallet's whole balance of `token` (native coin when zero) to the factory and returns it: the
+    /// batch path, where the factory pays the payouts and fees of many wallets at once.
+    function sweepToFactory(address token) external returns (uint256 balance) {
+        if (msg.sender != factory) revert NotFactory();
+        if (token == address(0)) {
+            balance = address(this).balance;
+            if (balance == 0) revert NothingToSweep();
+            Address.sendValue(payable(msg.sender), balance);
+        } else {
+            balance = IERC20(token).balanceOf(address(this));
+            if (balance == 0) revert NothingToSweep();
+            IERC20(token).safeTransfer(msg.sender, balance);
+        }
     }
 
-    /// @notice Sends the wallet's whole balance of `token` (native coin when `token == address(0)`) to the payout,
-    /// minus `fee` sent to `feeRecipient`. Returns what the payout received.
-    function sweep(address token, uint256 fee, address feeRecipient) external returns (uint256 amount) {
+    /// @notice Sends the wallet's whole balance of `token` (native coin when `token == address(0)`): `fee` of it to
+    /// `feeRecipient`, the rest to `to`. Returns the balance swept. Only the factory calls it, and it chooses `to`.
+    function sweep(address token, uint256 fee, address feeRecipient, address to) external returns (uint256 balance) {
         if (msg.sender != factory) revert NotFactory();
-        address to = payout();
-        uint256 balance = token == address(0) ? address(this).balance : IERC20(token).balanceOf(address(this));
+        balance = token == address(0) ? address(this).balance : IERC20(token).balanceOf(address(this));
         if (balance == 0) revert NothingToSweep();
         if (fee > balance) revert FeeExceedsBalance(fee, balance);
-        amount = balance - fee;
+        uint256 amount = balance - fee;
         if (token == address(0)) {
             if (fee > 0) Address.sendValue(payable(feeRecipient), fee);
             if (amount > 0) Address.sendValue(payable(to), amount);

@@ -3,25 +3,51 @@ pragma solidity ^0.8.24;
 
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 import {Clones} from "@openzeppelin/contracts/proxy/Clones.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {Address} from "@openzeppelin/contracts/utils/Address.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {ForwarderWallet, IForwarderWalletErrors} from "./ForwarderWallet.sol";
 
 /// @title WalletFactory
-/// @notice Computes and deploys (CREATE2) one forwarder wallet per (salt, payout): a clone of `implementation`
-/// with `payout` as its immutable argument. A settler deploys a wallet and sweeps it in one transaction.
-/// Off-chain: address = CREATE2(factory, salt, keccak256(cloneInitCode(implementation, payout))), and
-/// `implementation` is the factory's first CREATE (nonce 1), i.e. computable from the factory address alone.
-contract WalletFactory is Ownable, IForwarderWalletErrors {
-    struct SweepRequest {
+/// @notice Computes and deploys (CREATE2) one forwarder wallet per (salt, payout): a plain EIP-1167 clone of
+/// `implementation` under the salt keccak256(abi.encode(salt, payout)), so the address commits to the payout.
+/// A settler deploys wallets (only those without code) and sweeps them in one transaction.
+/// Off-chain: address = CREATE2(factory, keccak256(abi.encode(salt, payout)), keccak256(cloneInitCode(implementation))),
+/// and `implementation` is the factory's first CREATE (nonce 1), i.e. computable from the factory address alone.
+///
+/// Gas: a batch sweeps every wallet to the factory and pays each (token, payout) and each (token, fee recipient)
+/// once per run of consecutive wallets sharing it (callers group and order them: chains/factory-calls.ts), instead
+/// of two transfers per wallet; the factory holds nothing once the transaction ends. A single sweep pays the payout
+/// and the fee recipient straight from the wallet (one transfer fewer than through the factory).
+contract WalletFactory is Ownable, ReentrancyGuardTransient, IForwarderWalletErrors {
+    using SafeERC20 for IERC20;
+
+    /// @notice One wallet of a batch: the wallet of (salt, payout), `fee` of its balance to its group's fee recipient.
+    struct Sweep {
         bytes32 salt;
         address payout;
-        address token;
         uint256 fee;
+    }
+
+    /// @notice The wallets of a batch that share a token and a fee recipient (each named once: less calldata).
+    struct SweepGroup {
+        address token;
         address feeRecipient;
+        Sweep[] sweeps;
+    }
+
+    /// @dev A sum owed within a batch: `amount` of `token` to `to`, paid when the run of requests sharing it ends.
+    struct Owed {
+        address token;
+        address to;
+        uint256 amount;
     }
 
     error NotSettler(address account);
     error FeeRecipientNotAllowed(address feeRecipient);
     error ZeroAddress();
+    error UnexpectedNative();
 
     event WalletDeployed(address indexed wallet, address indexed payout, bytes32 salt);
     event Swept(
@@ -54,9 +80,14 @@ contract WalletFactory is Ownable, IForwarderWalletErrors {
         }
     }
 
+    /// @notice Native coin only arrives here from wallets swept within a batch; anything else would be stranded.
+    receive() external payable {
+        if (!_reentrancyGuardEntered()) revert UnexpectedNative();
+    }
+
     /// @notice The deposit address of (salt, payout), deployed or not.
     function computeAddress(bytes32 salt, address payout) public view returns (address) {
-        return Clones.predictDeterministicAddressWithImmutableArgs(implementation, abi.encodePacked(payout), salt);
+        return Clones.predictDeterministicAddress(implementation, _walletSalt(salt, payout));
     }
 
     /// @notice Deploys the wallet of (salt, payout) if it has no code yet. Anyone may call: the address already
@@ -73,16 +104,41 @@ contract WalletFactory is Ownable, IForwarderWalletErrors {
         address token,
         uint256 fee,
         address feeRecipient
-    ) external onlySettler returns (address wallet, uint256 amount) {
+    ) external onlySettler nonReentrant returns (address wallet, uint256 amount) {
         return _deployAndSweep(salt, payout, token, fee, feeRecipient);
     }
 
-    /// @notice Several `deployAndSweep`s in one atomic transaction.
-    function deployAndSweepBatch(SweepRequest[] calldata reqs) external onlySettler {
-        for (uint256 i = 0; i < reqs.length; ++i) {
-            SweepRequest calldata r = reqs[i];
-            _deployAndSweep(r.salt, r.payout, r.token, r.fee, r.feeRecipient);
+    /// @notice Several `deployAndSweep`s in one atomic transaction, one Swept event per wallet. The wallets are swept
+    /// to the factory, which pays each run of consecutive wallets with the same (token, payout), and each run with the
+    /// same (token, fee recipient), in one transfer: order the groups by token and each group's sweeps by payout.
+    function deployAndSweepBatch(SweepGroup[] calldata groups) external onlySettler nonReentrant {
+        Owed memory owedPayout;
+        Owed memory owedFee;
+        for (uint256 g = 0; g < groups.length; ++g) {
+            SweepGroup calldata group = groups[g];
+            (address token, address feeRecipient) = (group.token, group.feeRecipient);
+            bool allowed;
+            for (uint256 i = 0; i < group.sweeps.length; ++i) {
+                Sweep calldata r = group.sweeps[i];
+                (address payout, uint256 fee) = (r.payout, r.fee);
+                if (fee > 0 && !allowed) {
+                    if (!isFeeRecipient[feeRecipient]) revert FeeRecipientNotAllowed(feeRecipient);
+                    allowed = true;
+                }
+                address wallet = _deploy(r.salt, payout);
+                uint256 balance = ForwarderWallet(payable(wallet)).sweepToFactory(token);
+                if (fee > balance) revert FeeExceedsBalance(fee, balance);
+                uint256 amount;
+                unchecked {
+                    amount = balance - fee;
+                }
+                emit Swept(wallet, token, payout, amount, fee, feeRecipient);
+                _owe(owedPayout, token, payout, amount);
+                if (fee > 0) _owe(owedFee, token, feeRecipient, fee);
+            }
         }
+        _pay(owedPayout);
+        _pay(owedFee);
     }
 
     function setSettler(address settler, bool allowed) external onlyOwner {
@@ -97,12 +153,22 @@ contract WalletFactory is Ownable, IForwarderWalletErrors {
         emit FeeRecipientUpdated(feeRecipient, allowed);
     }
 
+    /// @dev The CREATE2 salt of (salt, payout): keccak256(abi.encode(salt, payout)), in scratch space.
+    function _walletSalt(bytes32 salt, address payout) private pure returns (bytes32 s) {
+        assembly ("memory-safe") {
+            mstore(0x00, salt)
+            mstore(0x20, and(payout, 0xffffffffffffffffffffffffffffffffffffffff))
+            s := keccak256(0x00, 0x40)
+        }
+    }
+
     function _deploy(bytes32 salt, address payout) private returns (address wallet) {
         if (payout == address(0)) revert ZeroAddress();
-        bytes memory args = abi.encodePacked(payout);
-        wallet = Clones.predictDeterministicAddressWithImmutableArgs(implementation, args, salt);
+        bytes32 s = _walletSalt(salt, payout);
+        wallet = Clones.predictDeterministicAddress(implementation, s);
+        // EXTCODESIZE, not a blind CREATE2: a collision would burn the gas of the whole batch (anyone may deploy).
         if (wallet.code.length == 0) {
-            Clones.cloneDeterministicWithImmutableArgs(implementation, args, salt);
+            Clones.cloneDeterministic(implementation, s);
             emit WalletDeployed(wallet, payout, salt);
         }
     }
@@ -116,7 +182,26 @@ contract WalletFactory is Ownable, IForwarderWalletErrors {
     ) private returns (address wallet, uint256 amount) {
         if (fee > 0 && !isFeeRecipient[feeRecipient]) revert FeeRecipientNotAllowed(feeRecipient);
         wallet = _deploy(salt, payout);
-        amount = ForwarderWallet(payable(wallet)).sweep(token, fee, feeRecipient);
+        amount = ForwarderWallet(payable(wallet)).sweep(token, fee, feeRecipient, payout) - fee;
         emit Swept(wallet, token, payout, amount, fee, feeRecipient);
+    }
+
+    /// @dev Adds `amount` of `token` owed to `to`; what was owed to another (token, recipient) is paid first.
+    function _owe(Owed memory owed, address token, address to, uint256 amount) private {
+        if (owed.token != token || owed.to != to) {
+            _pay(owed);
+            (owed.token, owed.to) = (token, to);
+        }
+        owed.amount += amount;
+    }
+
+    /// @dev Pays what is owed and clears it. A native payout can run code, but every entry point is nonReentrant
+    /// and what is owed lives in memory, so it can neither re-enter a sweep nor change what anyone is paid.
+    function _pay(Owed memory owed) private {
+        uint256 amount = owed.amount;
+        if (amount == 0) return;
+        owed.amount = 0;
+        if (owed.token == address(0)) Address.sendValue(payable(owed.to), amount);
+        else IERC20(owed.token).safeTransfer(owed.to, amount);
     }
 }

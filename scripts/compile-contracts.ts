@@ -9,7 +9,7 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(import.meta.dirname, "..");
 const contractsDir = path.join(root, "contracts");
 const outDir = path.join(root, "abis");
-const CONTRACTS = ["WalletFactory", "ForwarderWallet", "PriceOracle", "TestToken", "TetherToken", "LogSpammer"];
+const CONTRACTS = ["WalletFactory", "ForwarderWallet", "PriceOracle", "TestToken", "TetherToken", "LogSpammer", "ReentrantPayout"];
 
 const sources = Object.fromEntries(
   fs

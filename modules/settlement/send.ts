@@ -8,22 +8,25 @@ import { walletBalances } from "../payments/balances.js";
 import { reopenAfterReorg } from "../payments/reorg.js";
 import { transition } from "../payments/state-machine.js";
 import type { PaymentRow } from "../payments/types.js";
+import { batchSizeFor } from "./batch-size.js";
 import { sweepFeeUnits } from "./plan.js";
 import { COVERING, failPayments, type SettlerHooks } from "./shared.js";
 
 /**
- * Step 2: one signed sweep transaction for every ready payment of the chain (a batch when several):
- * settlements and withdrawals of partial payments alike. The settlement row holds the signed bytes
- * before they are broadcast (chains/tx-sender.ts), so a payment is never swept twice.
+ * Step 2: one signed sweep transaction for the ready payments of the chain, oldest first (a batch when several, as
+ * many as batch-size.ts allows): settlements and withdrawals of partial payments alike. The settlement row holds the
+ * signed bytes before they are broadcast (chains/tx-sender.ts), so a payment is never swept twice.
  */
 export async function send(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: SettlerHooks): Promise<void> {
-  const { rows } = await deps.db.pool.query<PaymentRow>(
+  const { rows: ready } = await deps.db.pool.query<PaymentRow>(
     `SELECT p.* FROM payments p
       WHERE p.chain_id = $1 AND p.status IN ('deploying_wallet', 'withdrawing')
         AND NOT EXISTS (SELECT 1 FROM settlements s WHERE p.id = ANY(s.payment_ids) AND s.status IN ${COVERING})
-      ORDER BY p.paid_at NULLS LAST LIMIT 50`,
-    [chain.chainId],
+      ORDER BY p.paid_at NULLS LAST LIMIT $2`,
+    [chain.chainId, deps.config.SETTLEMENT_MAX_BATCH],
   );
+  // The block gas limit is read only when there is a batch to size (cached a minute).
+  const rows = ready.length > 1 ? ready.slice(0, await batchSizeFor(deps, chain)) : ready;
   const funded = await fundedOnChain(deps, chain, rows);
   if (funded.length > 0) await sweepOrFail(deps, chain, sender, funded, hooks);
 }

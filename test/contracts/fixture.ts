@@ -10,6 +10,7 @@ import { tetherTokenAbi, tetherTokenBytecode } from "../../abis/TetherToken.js";
 import { walletFactoryAbi, walletFactoryBytecode } from "../../abis/WalletFactory.js";
 import { ANVIL_KEYS } from "../../local/accounts.js";
 import { computeWalletAddress, paymentSalt } from "../../chains/deposit-address.js";
+import { encodeSweep } from "../../chains/factory-calls.js";
 
 export const NATIVE = "0x0000000000000000000000000000000000000000" as Address;
 
@@ -64,6 +65,22 @@ export async function deployFixture(rpcUrl: string, chainId: number) {
     await wait(payer.writeContract({ address: token, abi, functionName: "mint", args: [accounts.payer.address, amount] } as any));
     return wait(payer.writeContract({ address: token, abi, functionName: "transfer", args: [to, amount] } as any));
   };
+  /** The payer sends `amount` of `token` to each of `to`: one mint, then one transfer each, awaited together. */
+  const payMany = async (token: Address, to: readonly Address[], amount: bigint) => {
+    const payer = walletOf(accounts.payer);
+    const abi = token === usdt ? tetherTokenAbi : testTokenAbi;
+    if (token !== NATIVE)
+      await wait(payer.writeContract({ address: token, abi, functionName: "mint", args: [accounts.payer.address, amount * BigInt(to.length)] } as any));
+    let nonce = await pub.getTransactionCount({ address: accounts.payer.address, blockTag: "pending" });
+    const hashes: Hex[] = [];
+    for (const a of to)
+      hashes.push(
+        token === NATIVE
+          ? await payer.sendTransaction({ to: a, value: amount, nonce: nonce++ })
+          : await payer.writeContract({ address: token, abi, functionName: "transfer", args: [a, amount], nonce: nonce++ } as any),
+      );
+    for (const h of hashes) await wait(h);
+  };
   const balanceOf = (token: Address, who: Address): Promise<bigint> =>
     token === NATIVE ? pub.getBalance({ address: who }) : pub.readContract({ address: token, abi: testTokenAbi, functionName: "balanceOf", args: [who] });
   const sweepEvents = (receipt: TransactionReceipt) => ({
@@ -71,35 +88,64 @@ export async function deployFixture(rpcUrl: string, chainId: number) {
     swept: parseEventLogs({ abi: walletFactoryAbi, logs: receipt.logs, eventName: "Swept" }).map((l) => l.args),
   });
 
-  return { ...c, factory, implementation, oracle, tokens: { usdc6, dai18, usdt }, freshAddress, walletAddress, pay, balanceOf, sweepEvents };
+  return { ...c, factory, implementation, oracle, tokens: { usdc6, dai18, usdt }, freshAddress, walletAddress, pay, payMany, balanceOf, sweepEvents };
 }
 
+/** A token of the gas measurements: a 6-decimal ERC-20, the USDT-like token (no bool), the native coin. */
+export type GasToken = "erc20" | "usdt" | "native";
+
 /**
- * Gas of real settlements: one deployAndSweep of a fresh wallet (a 6-decimal ERC-20 with a fee, the USDT-like
- * token, the native coin), a sweep of an already-deployed wallet, and one batch of 10 fresh wallets.
+ * Gas of real settlements, as the settler sends them (chains/factory-calls.ts `encodeSweep`: `deployAndSweep` for
+ * one, a grouped `deployAndSweepBatch` for more): `n` payments of `token`, each with a fee, to `merchants`
+ * round-robin (addresses that already hold the token, as merchants do, unless `freshMerchants`). Measured twice:
+ * fresh wallets (deploy and sweep), then the same wallets paid again and re-swept (deployed: no deploy).
+ * Balances are checked: every merchant gets exactly its payments minus fees, the fee recipient the fees.
  */
-export async function measureSweepGas(fx: Fixture) {
-  const { accounts, walletOf, wait, factory, tokens } = fx;
+export async function measureBatchGas(fx: Fixture, opts: { token: GasToken; n: number; merchants?: number; freshMerchants?: boolean }) {
+  const { accounts, walletOf, wait, factory } = fx;
+  const token = opts.token === "native" ? NATIVE : opts.token === "usdt" ? fx.tokens.usdt : fx.tokens.usdc6;
   const settler = walletOf(accounts.settler);
-  const fee = 1_000n;
-  const one = async (token: Address, salt: Hex, payout: Address) => {
-    await fx.pay(token, fx.walletAddress(salt, payout), 1_000_000n);
-    const r = await wait(settler.writeContract({ address: factory, abi: walletFactoryAbi, functionName: "deployAndSweep", args: [salt, payout, token, fee, accounts.feeRecipient.address] }));
-    return r.gasUsed;
+  const amount = opts.token === "native" ? 10n ** 15n : 1_000_000n;
+  const fee = amount / 100n;
+  const tag = `gas-${opts.token}-${opts.n}-${Math.random()}`;
+  const m = opts.freshMerchants ? opts.n : Math.min(opts.merchants ?? 5, opts.n);
+  const merchants = Array.from({ length: m }, () => fx.freshAddress());
+  // Merchants (unless fresh) and the fee recipient already hold the token: no first-balance storage write in the figures.
+  await fx.payMany(token, opts.freshMerchants ? [accounts.feeRecipient.address] : [...merchants, accounts.feeRecipient.address], 1n);
+  const reqs = Array.from({ length: opts.n }, (_, i) => ({
+    salt: paymentSalt(`${tag}-${i}`),
+    payout: merchants[i % m]!,
+    token,
+    fee,
+    feeRecipient: accounts.feeRecipient.address,
+  }));
+  const wallets = reqs.map((r) => fx.walletAddress(r.salt, r.payout));
+  const round = async () => {
+    await fx.payMany(token, wallets, amount);
+    const before = await Promise.all([...merchants, accounts.feeRecipient.address].map((a) => fx.balanceOf(token, a)));
+    const r = await wait(settler.sendTransaction({ to: factory, data: encodeSweep(reqs) }));
+    const after = await Promise.all([...merchants, accounts.feeRecipient.address].map((a) => fx.balanceOf(token, a)));
+    for (const [j, mAddr] of merchants.entries()) {
+      const expected = BigInt(reqs.filter((q) => q.payout === mAddr).length) * (amount - fee);
+      if (after[j]! - before[j]! !== expected) throw new Error(`merchant ${mAddr} received ${after[j]! - before[j]!}, expected ${expected}`);
+    }
+    if (after[m]! - before[m]! !== BigInt(opts.n) * fee) throw new Error(`fee recipient received ${after[m]! - before[m]!}`);
+    return r;
   };
-  const payout = fx.freshAddress();
-  const tag = `gas-${Date.now()}-${Math.random()}`;
-  const erc20 = await one(tokens.usdc6, paymentSalt(`${tag}-1`), payout);
-  const erc20Again = await one(tokens.usdc6, paymentSalt(`${tag}-1`), payout);
-  const usdt = await one(tokens.usdt, paymentSalt(`${tag}-2`), payout);
-  const native = await one(NATIVE, paymentSalt(`${tag}-3`), payout);
-  const reqs = [];
-  for (let i = 0; i < 10; i++) {
-    const salt = paymentSalt(`${tag}-batch-${i}`);
-    const p = fx.freshAddress();
-    await fx.pay(tokens.usdc6, fx.walletAddress(salt, p), 1_000_000n);
-    reqs.push({ salt, payout: p, token: tokens.usdc6, fee, feeRecipient: accounts.feeRecipient.address });
-  }
-  const batch = await wait(settler.writeContract({ address: factory, abi: walletFactoryAbi, functionName: "deployAndSweepBatch", args: [reqs] }));
-  return { deployAndSweepErc20: erc20, sweepDeployedErc20: erc20Again, deployAndSweepUsdt: usdt, deployAndSweepNative: native, batchOf10: batch.gasUsed };
+  const fresh = await round();
+  const resweep = await round();
+  const deployed = fx.sweepEvents(fresh).deployed.length;
+  if (deployed !== opts.n || fx.sweepEvents(resweep).deployed.length !== 0) throw new Error(`deployed ${deployed} of ${opts.n}, then redeployed`);
+  return { fresh: fresh.gasUsed, resweep: resweep.gasUsed, perFresh: fresh.gasUsed / BigInt(opts.n), perResweep: resweep.gasUsed / BigInt(opts.n) };
+}
+
+/** The floor: one plain ERC-20 transfer transaction (6-decimal token) to an address that holds the token, and to a fresh one. */
+export async function measureTransferFloor(fx: Fixture) {
+  const { walletOf, accounts, wait, tokens } = fx;
+  const payer = walletOf(accounts.payer);
+  const holder = fx.freshAddress();
+  await fx.payMany(tokens.usdc6, [holder], 1n);
+  await wait(payer.writeContract({ address: tokens.usdc6, abi: testTokenAbi, functionName: "mint", args: [accounts.payer.address, 2_000_000n] }));
+  const send = (to: Address) => wait(payer.writeContract({ address: tokens.usdc6, abi: testTokenAbi, functionName: "transfer", args: [to, 1_000_000n] }));
+  return { toHolder: (await send(holder)).gasUsed, toFresh: (await send(fx.freshAddress())).gasUsed };
 }

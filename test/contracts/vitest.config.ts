@@ -7,7 +7,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     root: path.resolve(import.meta.dirname, "../.."),
-    include: ["test/contracts/**/*.test.ts", "lib/wallet-address.test.ts"],
+    include: ["test/contracts/**/*.test.ts", "chains/deposit-address.test.ts", "modules/settlement/batch-size.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
