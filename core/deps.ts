@@ -26,7 +26,12 @@ export function createDeps(opts: { env?: Record<string, string | undefined>; con
   if (!config.DATABASE_URL) throw new Error("DATABASE_URL is not set");
   const chains = activeChains(env);
   return {
-    db: createDb({ url: config.DATABASE_URL, schema: config.APP_SCHEMA, viewsSchema: config.PONDER_VIEWS_SCHEMA }),
+    db: createDb({
+      url: config.DATABASE_URL,
+      schema: config.APP_SCHEMA,
+      viewsSchema: config.PONDER_VIEWS_SCHEMA,
+      max: config.DATABASE_POOL_SIZE,
+    }),
     config,
     chains,
     clients: publicClients(chains),

@@ -79,6 +79,8 @@ export function checkServeConfig(env: Env): ServeCheck {
   for (const name of ["PORT", "PONDER_PORT"]) if (set(env[name]) && !/^\d+$/.test(env[name]!)) invalid.push(`${name} (not a port number)`);
   for (const name of ["GAS_TANK_CONFIRMATIONS", "DETECTOR_INTERVAL_MS", "SETTLER_INTERVAL_MS", "PONDER_POLLING_INTERVAL"])
     if (set(env[name]) && !/^\d+$/.test(env[name]!)) invalid.push(`${name} (not a whole number)`);
+  if (set(env.API_WORKERS) && !(/^\d+$/.test(env.API_WORKERS) && Number(env.API_WORKERS) >= 1 && Number(env.API_WORKERS) <= 64))
+    invalid.push("API_WORKERS (not a whole number from 1 to 64)");
 
   for (const [name, value] of Object.entries(env)) {
     if (!set(value)) continue;

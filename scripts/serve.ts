@@ -1,6 +1,10 @@
+import { serveClusterMetrics } from "../api/metrics-cluster.js";
+import { startMetricsServer } from "../api/metrics-server.js";
 import { startApiServer } from "../api/server.js";
+import { forkApiWorkers, isApiWorker, type ApiWorkers } from "../api/workers.js";
 import { activeChains } from "../chains/runtime.js";
 import { createDeps, type AppDeps } from "../core/deps.js";
+import { logger } from "../core/log.js";
 import { checkServeConfig, formatServeCheck } from "../core/roles.js";
 import { migrate } from "../db/migrate.js";
 import { ponderEnv, ponderSchemaName, startPonder, type PonderProcess } from "../local/ponder.js";
@@ -9,23 +13,31 @@ import { startProcessors, type ProcessorRunner } from "../processors/runner.js";
 
 // `npm run serve`: the production entrypoint. Runs the roles named in ROLES (api, processors, indexer;
 // all by default) from the environment alone: no Anvil, no embedded Postgres, no demo merchant.
-// Configuration: README.md ("Configuration", "Running against a real chain").
+// Configuration: README.md ("Configuration", "Running against a real chain"). Logs: JSON lines on stdout
+// (README.md, "Metrics and logs"); the logger is made on first use, after NODE_ENV is settled here.
 const env = process.env;
 env.NODE_ENV ??= "production";
+const logs = logger("serve");
 
 const check = checkServeConfig(env);
 if (check.missing.length || check.invalid.length) {
+  // For the person starting it, before there is a service: plain text on stderr.
   console.error(formatServeCheck(check));
   console.error('See README.md, "Running against a real chain".');
   process.exit(1);
 }
-const { roles } = check;
-const log = (m: string) => console.log(`[serve] ${m}`);
+// An API worker (API_WORKERS > 1, api/workers.ts) serves the API only; its primary ran the migrations.
+const worker = isApiWorker();
+const roles = worker ? ["api"] : check.roles;
+const apiWorkers = worker ? 1 : Number(env.API_WORKERS || 1);
+const log = (m: string) => logs.info(m);
 
 let deps: AppDeps | undefined;
 let ponder: PonderProcess | undefined;
 let api: Awaited<ReturnType<typeof startApiServer>> | undefined;
 let processors: ProcessorRunner | undefined;
+let metrics: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+let workers: ApiWorkers | undefined;
 
 let stopping = false;
 async function shutdown(code: number) {
@@ -34,12 +46,14 @@ async function shutdown(code: number) {
   log("stopping…");
   // A stuck pass or connection must not keep a supervisor waiting forever.
   setTimeout(() => {
-    console.error("[serve] did not stop within 30 s; exiting");
+    logs.error("did not stop within 30 s; exiting");
     process.exit(1);
   }, 30_000).unref();
-  const step = (what: string, p: Promise<unknown> | undefined) => p?.catch((e) => console.error(`[serve] stopping ${what}:`, e));
+  const step = (what: string, p: Promise<unknown> | undefined) => p?.catch((e) => logs.error({ err: e }, `stopping ${what} failed`));
   await step("processors", processors?.stop());
   await step("api", api?.close());
+  await step("api workers", workers?.stop());
+  await step("metrics", metrics?.close());
   await step("database pool", deps?.db.close());
   await step("indexer", ponder?.stop());
   log("stopped");
@@ -66,7 +80,7 @@ async function start() {
     ponder = p;
     p.process.once("exit", (code, signal) => {
       if (stopping) return;
-      console.error(`[serve] indexer exited (${signal ?? code})`);
+      logs.error({ code, signal }, "indexer exited");
       void shutdown(1);
     });
     log(`indexer     ${p.url} (schema ${p.schema}, views ${viewsSchema})`);
@@ -79,13 +93,20 @@ async function start() {
 
   if (roles.includes("api") || roles.includes("processors")) {
     deps = createDeps({ env });
-    const { applied } = await migrate(deps.db);
-    log(`database    schema ${deps.db.schema}${applied.length ? ` (applied ${applied.join(", ")})` : ""}`);
+    // With API workers, a worker's /metrics asks this process for the whole group's (api/metrics-cluster.ts).
+    if (!worker) serveClusterMetrics(deps);
+    if (!worker) {
+      const { applied } = await migrate(deps.db);
+      log(`database    schema ${deps.db.schema}${applied.length ? ` (applied ${applied.join(", ")})` : ""}`);
+    }
   }
   if (stopping) return;
-  if (deps && roles.includes("api")) {
+  if (deps && roles.includes("api") && apiWorkers > 1) {
+    workers = await forkApiWorkers(apiWorkers, log);
+    log(`api         ${deps.config.baseUrl} (${apiWorkers} workers listening on ${deps.config.HOST}:${deps.config.PORT})`);
+  } else if (deps && roles.includes("api")) {
     api = await startApiServer(deps);
-    log(`api         ${deps.config.baseUrl} (listening on ${deps.config.HOST}:${api.port})`);
+    if (!worker) log(`api         ${deps.config.baseUrl} (listening on ${deps.config.HOST}:${api.port})`);
   }
   if (stopping) return;
   if (deps && roles.includes("processors")) {
@@ -93,6 +114,12 @@ async function start() {
     processors = startProcessors(deps, list);
     log(`processors  ${list.map((p) => p.name).join(", ") || "none"}`);
   }
+  if (stopping) return;
+  if (deps && !worker && deps.config.METRICS_PORT !== undefined) {
+    metrics = await startMetricsServer(deps, deps.config.METRICS_PORT);
+    log(`metrics     http://${deps.config.METRICS_HOST}:${metrics.port}/metrics`);
+  }
+  if (worker) return;
   log(
     `chains      ${activeChains(env)
       .map((c) => `${c.chainId} (${c.name})`)
@@ -104,6 +131,6 @@ async function start() {
 try {
   await start();
 } catch (e) {
-  console.error("[serve] failed to start:", e);
+  logs.error({ err: e }, "failed to start");
   await shutdown(1);
 }

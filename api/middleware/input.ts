@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { Invalid, TooLarge, UnsupportedMedia } from "../../core/errors.js";
 
@@ -12,12 +13,19 @@ export const MAX_JSON_DEPTH = 32;
 
 const NUL = "\u0000";
 
-/** Reads at most `max` bytes of the body: a declared or streamed size above it is refused without reading on. */
-async function readCapped(req: Request, max: number): Promise<Uint8Array> {
-  if (!req.body) return new Uint8Array(0);
+/**
+ * Reads at most `max` bytes of the body: a declared or streamed size above it is refused without reading on.
+ * Under Node the body is read from the socket's stream itself (`c.env.incoming`, @hono/node-server): the web
+ * `Request` body would wrap it in a web stream first, a large share of a small request's cost.
+ */
+async function readCapped(c: Context, max: number): Promise<Uint8Array> {
+  const req = c.req.raw;
   const tooLarge = () => new TooLarge(`Request body too large (limit ${max} bytes)`);
   const declared = req.headers.get("content-length");
   if (declared !== null && !req.headers.has("transfer-encoding") && Number(declared) > max) throw tooLarge();
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming && !incoming.readableDidRead) return readIncoming(c, incoming, max, tooLarge);
+  if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -32,6 +40,24 @@ async function readCapped(req: Request, max: number): Promise<Uint8Array> {
     chunks.push(value);
   }
   return Buffer.concat(chunks, size);
+}
+
+/** Node's own stream of the body. Too large: reading stops and the connection closes after the 413 (not reset before it). */
+function readIncoming(c: Context, incoming: IncomingMessage, max: number, tooLarge: () => Error): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      incoming.off("data", onData).off("end", onEnd).off("error", reject);
+      incoming.pause();
+      c.header("Connection", "close");
+      reject(tooLarge());
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks, size));
+    incoming.on("data", onData).once("end", onEnd).once("error", reject);
+  });
 }
 
 /** Why a parsed JSON value may not go on (too deep, or a NUL in a key or a string), or null. Iterative: depth cannot overflow the stack. */
@@ -71,7 +97,7 @@ export async function jsonBody(c: Context, opts: JsonBodyOptions = {}): Promise<
   const check = opts.contentType ?? "body";
   const isJson = () => /^application\/json\b/i.test(c.req.header("content-type") ?? "");
   if (check === "always" && !isJson()) throw new UnsupportedMedia("Content-Type must be application/json");
-  const bytes = await readCapped(c.req.raw, MAX_BODY_BYTES);
+  const bytes = await readCapped(c, MAX_BODY_BYTES);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

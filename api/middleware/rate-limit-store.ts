@@ -50,34 +50,63 @@ let takes = 0;
  * requests of one key queue on its row. `now` is the caller's clock (ms; injectable in tests).
  */
 export async function take(db: Db, key: string, rate: Rate, now: number): Promise<Take> {
+  return (await takeAnd(db, key, rate, now)).take;
+}
+
+/** More work for take's statement: another bucket to peek at, and CTEs with one column of their own. */
+export type Also = {
+  peek?: { key: string; rate: Rate };
+  /** CTEs to append (after a comma), their parameters numbered from `firstParam`, and the column to return. */
+  sql?: (firstParam: number) => { ctes: string; column: string; params: unknown[] };
+};
+
+/**
+ * take() plus, in the same statement (one round trip), a peek at another bucket and whatever `also.sql` reads
+ * (api/middleware/ip-limits.ts: the address's request budget, its failed-key budget and the API key).
+ */
+export async function takeAnd(db: Db, key: string, rate: Rate, now: number, also: Also = {}) {
   const { interval, period } = steps(rate);
+  const params: unknown[] = [key, new Date(now), interval, period];
+  if (also.peek) params.push(also.peek.key);
+  const extra = also.sql?.(params.length + 1);
+  if (extra) params.push(...extra.params);
   // `current` reads the statement's snapshot: the row as it was when a refused request found it.
-  const { rows } = await db.pool.query<{ taken: number | null; current: number | null }>(
+  const { rows } = await db.pool.query<{ taken: number | null; current: number | null; peeked: number | null; also: unknown }>(
     `WITH taken AS (
        INSERT INTO rate_limit_buckets AS b (key, tat) VALUES ($1, $2::timestamptz + $3 * interval '1 millisecond')
        ON CONFLICT (key) DO UPDATE SET tat = ${BASE} + $3 * interval '1 millisecond'
         WHERE ${BASE} + $3 * interval '1 millisecond' <= $2::timestamptz + $4 * interval '1 millisecond'
-       RETURNING tat)
-     SELECT (SELECT ${MS} FROM taken) AS taken, (SELECT ${MS} FROM rate_limit_buckets WHERE key = $1) AS current`,
-    [key, new Date(now), interval, period],
+       RETURNING tat)${extra ? `, ${extra.ctes}` : ""}
+     SELECT (SELECT ${MS} FROM taken) AS taken, (SELECT ${MS} FROM rate_limit_buckets WHERE key = $1) AS current,
+       ${also.peek ? `(SELECT ${MS} FROM rate_limit_buckets WHERE key = $5)` : "NULL"} AS peeked,
+       ${extra ? extra.column : "NULL"} AS also`,
+    params,
   );
   if (++takes % PRUNE_EVERY === 0) void prune(db, now).catch(() => {});
-  const { taken, current } = rows[0]!;
+  const { taken, current, peeked } = rows[0]!;
+  let result: Take;
   if (taken !== null) {
     const ahead = taken - now;
-    return { allowed: true, remaining: whole((period - ahead) / interval), resetMs: ahead, retryAfterMs: 0 };
+    result = { allowed: true, remaining: whole((period - ahead) / interval), resetMs: ahead, retryAfterMs: 0 };
+  } else {
+    // No row visible to the snapshot: another request created it meanwhile; it is full for one interval.
+    const tat = current ?? now + period;
+    result = { allowed: false, remaining: 0, resetMs: tat - now, retryAfterMs: Math.max(1, tat + interval - period - now) };
   }
-  // No row visible to the snapshot: another request created it meanwhile; it is full for one interval.
-  const tat = current ?? now + period;
-  return { allowed: false, remaining: 0, resetMs: tat - now, retryAfterMs: Math.max(1, tat + interval - period - now) };
+  return { take: result, peek: also.peek ? peekAt(peeked, also.peek.rate, now) : undefined, also: rows[0]!.also };
 }
 
 /** Whether a request could be taken from `key` now, without taking it (for budgets spent only on failure). */
 export async function peek(db: Db, key: string, rate: Rate, now: number): Promise<Take> {
-  const { interval, period } = steps(rate);
   const { rows } = await db.pool.query<{ tat: number }>(`SELECT ${MS} AS tat FROM rate_limit_buckets WHERE key = $1`, [key]);
-  const stored = rows[0]?.tat ?? now;
-  const tat = stored > now + period + CLOCK_SKEW_TOLERANCE_MS ? now : Math.max(stored, now); // as BASE
+  return peekAt(rows[0]?.tat ?? null, rate, now);
+}
+
+/** peek() of a bucket whose time was read as `stored` (null: no row, a full bucket). */
+function peekAt(stored: number | null, rate: Rate, now: number): Take {
+  const { interval, period } = steps(rate);
+  const at = stored ?? now;
+  const tat = at > now + period + CLOCK_SKEW_TOLERANCE_MS ? now : Math.max(at, now); // as BASE
   const ahead = tat - now;
   const allowed = ahead + interval <= period;
   return {

@@ -9,7 +9,7 @@ import { findMerchant } from "../../modules/merchants/authenticate.js";
 import { TOO_MANY_LOGINS } from "../../modules/merchants/login-throttle.js";
 import type { AppEnv } from "../context.js";
 import { keyCaller } from "./api-key.js";
-import { peek, take, type Rate, type Take } from "./rate-limit-store.js";
+import { peek, take, takeAnd, type Also, type Rate, type Take } from "./rate-limit-store.js";
 
 export const MINUTE = 60_000;
 
@@ -97,6 +97,12 @@ export const rateOf = (limit: number): Rate => ({ limit, periodMs: MINUTE });
 /** Takes one request of `scope` from `who`'s bucket. */
 export function takeFor(deps: AppDeps, scope: Scope, who: Holder): Promise<Take> {
   return take(deps.db, bucketKey(scope, who), rateOf(LIMITS[scope].limit), deps.now());
+}
+
+/** takeFor() of `scope`, a peek at `peekScope` of the same holder, and `sql`, in one statement (rate-limit-store.ts takeAnd). */
+export function takeAndPeekFor(deps: AppDeps, scope: Scope, peekScope: Scope, who: Holder, sql?: Also["sql"]) {
+  const peekAt = { key: bucketKey(peekScope, who), rate: rateOf(LIMITS[peekScope].limit) };
+  return takeAnd(deps.db, bucketKey(scope, who), rateOf(LIMITS[scope].limit), deps.now(), { peek: peekAt, sql });
 }
 
 /** Whether `who` could take one request of `scope` now, without taking it (budgets spent only on failure). */

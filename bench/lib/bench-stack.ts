@@ -110,12 +110,17 @@ export async function startOurPonder(chain: BenchChain, opts: { cache: boolean; 
 
 export type ServeProcess = { process: ChildProcess; apiUrl: string; stop(): Promise<void> };
 
-/** The API and every processor in a process of their own (`npm run serve` with ROLES=api,processors). */
-export async function startServe(chain: BenchChain): Promise<ServeProcess> {
+/**
+ * The API and every processor in a process of their own (`npm run serve` with ROLES=api,processors); `opts.env`
+ * adds to or overrides the service's environment (ROLES, API_WORKERS...).
+ */
+export async function startServe(chain: BenchChain, opts: { env?: Record<string, string>; log?: string } = {}): Promise<ServeProcess> {
   const port = await freePort();
-  const logFile = path.join(chain.dataDir, "serve.log");
+  const logFile = path.join(chain.dataDir, opts.log ?? "serve.log");
   const out = fs.openSync(logFile, "a");
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts", "serve.ts")], {
+  // Node flags for the service, e.g. BENCH_SERVE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+  const nodeArgs = process.env.BENCH_SERVE_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", path.join(ROOT, "scripts", "serve.ts")], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -125,9 +130,11 @@ export async function startServe(chain: BenchChain): Promise<ServeProcess> {
       ...chain.env,
       ROLES: "api,processors",
       HASH_SECRET: randomBytes(32).toString("hex"),
+      SECRET_KEY: randomBytes(32).toString("hex"),
       PORT: String(port),
       HOST: "127.0.0.1",
       NODE_ENV: "production",
+      ...opts.env,
     },
     stdio: ["ignore", out, out],
   });

@@ -21,11 +21,14 @@ export const hashApiKey = hashToken;
  * @example
  * const { rows } = await pool.query(`${liveKeySql("m.id, m.name")} SELECT * FROM key`, [hashApiKey(key)]);
  */
-export const liveKeySql = (merchantColumns: string) => `
-  WITH key AS (
+export const liveKeySql = (merchantColumns: string) => `WITH ${liveKeyCtes(merchantColumns, "$1")}`;
+
+/** liveKeySql's CTEs (`key`, `touched`) with the key hash in parameter `hashParam`, to add to another statement. */
+export const liveKeyCtes = (merchantColumns: string, hashParam: string) => `
+  key AS (
     SELECT k.id AS key_id, k.last_used_at, ${merchantColumns}
       FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
-     WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+     WHERE k.key_hash = ${hashParam} AND k.revoked_at IS NULL
   ), touched AS (
     UPDATE api_keys SET last_used_at = now()
      WHERE id IN (SELECT key_id FROM key WHERE last_used_at IS NULL OR last_used_at < now() - interval '1 minute')

@@ -1,7 +1,7 @@
 import type { AppDeps, Merchant } from "../../core/deps.js";
 import { NotFound, Unauthorized } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
-import { hashApiKey, liveKeySql } from "./api-keys.js";
+import { hashApiKey, liveKeyCtes, liveKeySql } from "./api-keys.js";
 import { merchantIdForSession } from "./sessions.js";
 
 /**
@@ -22,14 +22,42 @@ const toMerchant = (r: MerchantRow): Merchant => ({
   promoUsed: r.promo_used,
 });
 
+// A caller object is looked up once: GraphQL hands the same one to every field of a request.
+const lookups = new WeakMap<Caller, Promise<Merchant | null>>();
+
 /** The merchant of an `x-api-key` (its last use recorded, at most once a minute); null for a missing, unknown or revoked key. */
 export async function merchantForKey(deps: Pick<AppDeps, "db">, key: string | undefined): Promise<Merchant | null> {
   if (!key) return null;
   const { rows } = await deps.db.pool.query<MerchantRow>(
-    `${liveKeySql("m.id, m.name, m.merchant_type, m.platform_fee_bps, m.promo_used")} SELECT ${MERCHANT_COLUMNS} FROM key`,
+    `${liveKeySql(`m.${MERCHANT_COLUMNS.split(", ").join(", m.")}`)} SELECT ${MERCHANT_COLUMNS} FROM key`,
     [hashApiKey(key)],
   );
   return rows[0] ? toMerchant(rows[0]) : null;
+}
+
+/**
+ * The API key lookup of merchantForKey as parts of another statement (one round trip for a rate limit and the key):
+ * `sql(n)` gives CTEs to append, the column to select (the merchant as JSON, or null) and the parameters, numbered
+ * from `$n`; `fromColumn` reads that column. rememberMerchant hands the result to findMerchant for the request.
+ *
+ * @example
+ * const lookup = keyLookupSql(key);
+ * const { ctes, column, params } = lookup.sql(3);
+ */
+export function keyLookupSql(key: string) {
+  return {
+    sql: (firstParam: number) => ({
+      ctes: liveKeyCtes(`m.${MERCHANT_COLUMNS.split(", ").join(", m.")}`, `$${firstParam}`),
+      column: `(SELECT row_to_json(r) FROM (SELECT ${MERCHANT_COLUMNS} FROM key) r)`,
+      params: [hashApiKey(key)],
+    }),
+    fromColumn: (v: unknown): Merchant | null => (v ? toMerchant(v as MerchantRow) : null),
+  };
+}
+
+/** Records the merchant already looked up for `caller` (keyLookupSql), so findMerchant does not ask again. */
+export function rememberMerchant(caller: Caller, merchant: Merchant | null): void {
+  if (!lookups.has(caller)) lookups.set(caller, Promise.resolve(merchant));
 }
 
 async function merchantById(deps: Pick<AppDeps, "db">, id: string | null): Promise<Merchant | null> {
@@ -37,9 +65,6 @@ async function merchantById(deps: Pick<AppDeps, "db">, id: string | null): Promi
   const { rows } = await deps.db.pool.query<MerchantRow>(`SELECT ${MERCHANT_COLUMNS} FROM merchants WHERE id = $1`, [id]);
   return rows[0] ? toMerchant(rows[0]) : null;
 }
-
-// A caller object is looked up once: GraphQL hands the same one to every field of a request.
-const lookups = new WeakMap<Caller, Promise<Merchant | null>>();
 
 /** The merchant behind `caller`, or null. */
 export function findMerchant(deps: AuthDeps, caller: Caller): Promise<Merchant | null> {

@@ -5,13 +5,13 @@ import { acceptsCustomTokens } from "../../chains/registry.js";
 import { findToken, type ActiveToken } from "../../chains/runtime.js";
 import { paymentSalt, computeWalletAddress } from "../../chains/deposit-address.js";
 import { Invalid } from "../../core/errors.js";
-import { withTransaction } from "../../db/client.js";
-import { registerAddress } from "../addresses/registry.js";
+import { countPaymentCreated } from "../../core/metrics.js";
 import { parsePositiveAmount } from "../../core/money.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { readContractMetadata } from "../pricing/token-metadata.js";
-import { terminalIdForOrder } from "../terminals/terminals.js";
-import { quotePayment } from "./quote.js";
+import { terminalCodeOf } from "../terminals/terminals.js";
+import { PROMO_SLOT_LEFT_SQL } from "./promo.js";
+import { quotePayment, type QuoteFees } from "./quote.js";
 import { validateCreatePayment, type CreatePaymentInput } from "./validate-create.js";
 
 /** Spec: a payment link expires after 24 hours when `expiresAt` is omitted. */
@@ -73,49 +73,62 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
   const salt = paymentSalt(id);
   const merchantAddress = getAddress(input.merchant);
   const recipient = computeWalletAddress({ factory: chain.factory!, implementation: chain.implementation, salt, payout: merchantAddress });
-  const terminalId = await terminalIdForOrder(deps.db, merchant.id, input.orderId);
-
-  // The recipient is registered with the payment, in its transaction: the indexer watches it before anyone sees it.
-  await withTransaction(deps.db, async (client) => {
-    await client.query(
-      `INSERT INTO payments (id, merchant_id, order_id, description, status, chain_id, token_address, token_symbol, token_decimals,
-       amount_units, due_units, merchant_address, recipient_address, salt, redirect_url, block_confirmations, gasless, payer_covers_fee,
-       custom_price_usd, price_usd, price_source, platform_fee_bps, promo_applied, platform_fee_units, gas_fee_units, processing_fee_units,
-       gas_tank_fee_micros, terminal_id, expires_at, created_at, updated_at)
-     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$29)`,
-      [
-        id,
-        merchant.id,
-        input.orderId,
-        input.description ?? null,
-        input.chainId,
-        token.address.toLowerCase() === zeroAddress ? zeroAddress : token.address,
-        token.symbol,
-        token.decimals,
-        amountUnits.toString(),
-        quote.dueUnits.toString(),
-        merchantAddress,
-        recipient,
-        salt,
-        input.redirectUrl ?? null,
-        input.blockConfirmations,
-        quote.gasless,
-        input.payerCoversFee,
-        input.customPriceUsd ?? null,
-        quote.priceUsd,
-        quote.priceSource,
-        quote.platformFeeBps,
-        quote.promoApplied,
-        quote.platformFeeUnits.toString(),
-        quote.gasFeeUnits.toString(),
-        quote.processingFeeUnits.toString(),
-        quote.gasTankFeeMicros.toString(),
-        terminalId,
-        new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS),
-        new Date(now),
-      ],
-    );
-    await registerAddress(client, { chainId: input.chainId, address: recipient, kind: "payment", ownerId: id, merchantId: merchant.id });
-  });
+  const { regular, promo } = quote;
+  // One statement, so one round trip and atomic: whether the promotion applies (a free slot left), the POS
+  // terminal of the orderId, the payment, and its recipient registered for the indexer (watched_addresses'
+  // trigger notifies it at commit), before anyone sees the address.
+  const params: unknown[] = [];
+  const $ = (v: unknown) => `$${params.push(v)}`;
+  const byPromo = (type: string, pick: (f: QuoteFees) => unknown) =>
+    promo ? `CASE WHEN promo.on THEN ${$(pick(promo))}::${type} ELSE ${$(pick(regular))}::${type} END` : `${$(pick(regular))}::${type}`;
+  const merchantId = $(merchant.id);
+  const code = terminalCodeOf(input.orderId);
+  const columns: Record<string, string> = {
+    id: $(id),
+    merchant_id: merchantId,
+    order_id: $(input.orderId),
+    description: $(input.description ?? null),
+    status: "'pending'",
+    chain_id: $(input.chainId),
+    token_address: $(token.address.toLowerCase() === zeroAddress ? zeroAddress : token.address),
+    token_symbol: $(token.symbol),
+    token_decimals: $(token.decimals),
+    amount_units: $(amountUnits.toString()),
+    due_units: byPromo("numeric", (f) => f.dueUnits.toString()),
+    merchant_address: $(merchantAddress),
+    recipient_address: $(recipient),
+    salt: $(salt),
+    redirect_url: $(input.redirectUrl ?? null),
+    block_confirmations: $(input.blockConfirmations),
+    gasless: $(quote.gasless),
+    payer_covers_fee: $(input.payerCoversFee),
+    custom_price_usd: $(input.customPriceUsd ?? null),
+    price_usd: $(quote.priceUsd),
+    price_source: $(quote.priceSource),
+    platform_fee_bps: $(quote.platformFeeBps),
+    promo_applied: promo ? "promo.on" : "false",
+    platform_fee_units: byPromo("numeric", (f) => f.platformFeeUnits.toString()),
+    gas_fee_units: byPromo("numeric", (f) => f.gasFeeUnits.toString()),
+    processing_fee_units: byPromo("numeric", (f) => f.processingFeeUnits.toString()),
+    gas_tank_fee_micros: byPromo("numeric", (f) => f.gasTankFeeMicros.toString()),
+    terminal_id: code
+      ? `(SELECT id FROM terminals WHERE merchant_id = ${merchantId}::uuid AND code = ${$(code)} AND deleted_at IS NULL LIMIT 1)`
+      : "NULL",
+    expires_at: $(new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS)),
+    created_at: $(new Date(now)),
+  };
+  columns.updated_at = columns.created_at!;
+  await deps.db.pool.query(
+    `WITH promo AS (SELECT ${promo ? PROMO_SLOT_LEFT_SQL(`${merchantId}::uuid`) : "false"} AS on),
+     payment AS (
+       INSERT INTO payments (${Object.keys(columns).join(", ")})
+       SELECT ${Object.values(columns).join(", ")} FROM promo
+       RETURNING id, chain_id, recipient_address, merchant_id)
+     INSERT INTO watched_addresses (chain_id, address, kind, owner_id, merchant_id)
+     SELECT chain_id, lower(recipient_address), 'payment', id::text, merchant_id FROM payment
+     ON CONFLICT DO NOTHING`,
+    params,
+  );
+  countPaymentCreated(input.chainId);
   return { paymentId: id, url: `${deps.config.appUrl}/pay/${id}` };
 }

@@ -27,9 +27,13 @@ export async function promoStatus(db: Pick<pg.Pool, "query">, merchant: Merchant
   return { eligible: remaining > 0, used, remaining };
 }
 
-/** Whether a new payment gets the promotion: a free slot left after completed and open promotion payments. */
-export async function promoApplies(db: Pick<pg.Pool, "query">, merchant: Merchant): Promise<boolean> {
-  if (merchant.merchantType === "member") return false;
-  const { used, reserved } = await promoCounts(db, merchant.id);
-  return used + reserved < PROMO_FREE_TRANSACTIONS;
-}
+/** Whether the merchant's plan has the promotion at all (the Member plan pays no platform fee anyway). */
+export const hasPromotion = (merchant: Merchant) => merchant.merchantType !== "member";
+
+/**
+ * SQL (a boolean) of whether a new payment of merchant `$merchantParam` gets the promotion: a free slot left
+ * after its completed and open promotion payments (promoCounts' `used + reserved`).
+ */
+export const PROMO_SLOT_LEFT_SQL = (merchantParam: string) =>
+  `((SELECT count(*) FROM payments WHERE merchant_id = ${merchantParam} AND promo_applied
+      AND status NOT IN ('expired', 'failed', 'cancelled', 'withdrawn')) < ${PROMO_FREE_TRANSACTIONS})`;

@@ -4,8 +4,8 @@ import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
 import { Invalid, Unavailable } from "../../core/errors.js";
 import { MAX_UINT256 } from "../../core/money.js";
 import { computeFees, feeModeOf, gasFeeUsd18 } from "./fees.js";
+import { hasPromotion } from "./promo.js";
 import { PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd, type PriceSource } from "../pricing/resolve.js";
-import { promoApplies } from "./promo.js";
 
 const PRICE_UNAVAILABLE = "Oracle price unavailable";
 const orUnavailable = <T>(p: Promise<T>): Promise<T> =>
@@ -16,17 +16,28 @@ const orUnavailable = <T>(p: Promise<T>): Promise<T> =>
 /** Gas of one deploy-and-sweep, measured on Anvil (124k ERC-20, 131k native) plus headroom. */
 export const SWEEP_GAS_UNITS = { token: 135_000n, native: 140_000n };
 
-export type Quote = {
-  priceUsd: string;
-  priceSource: PriceSource;
-  gasless: boolean;
-  platformFeeBps: number;
+/** The fees of a payment, with or without the promotion. */
+export type QuoteFees = {
   promoApplied: boolean;
   platformFeeUnits: bigint;
   gasFeeUnits: bigint;
   processingFeeUnits: bigint;
   gasTankFeeMicros: bigint;
   dueUnits: bigint;
+};
+
+export type Quote = {
+  priceUsd: string;
+  priceSource: PriceSource;
+  gasless: boolean;
+  platformFeeBps: number;
+  /** Fees without the promotion. */
+  regular: QuoteFees;
+  /**
+   * Fees with the promotion when the merchant's plan has one; whether a free slot is left is decided where the
+   * payment is inserted, in the same statement (create.ts), so the quote needs no query of its own.
+   */
+  promo: QuoteFees | null;
 };
 
 /**
@@ -54,40 +65,46 @@ export async function quotePayment(
       chainId: q.chain.chainId,
       token: { address: q.token.address, symbol: q.token.symbol, kind: q.token.kind, oracleSymbol: q.token.oracleSymbol },
       customPriceUsd: q.customPriceUsd,
+      cached: true,
     }),
   );
   if (!price) throw new Unavailable(PRICE_UNAVAILABLE);
   const gasless = q.gasless && price.source !== "custom";
 
   let gasUsd18 = 0n;
-  const nativePrice = await orUnavailable(resolveNativePriceUsd(deps, q.chain.chainId));
+  const nativePrice = await orUnavailable(resolveNativePriceUsd(deps, q.chain.chainId, undefined, { cached: true }));
   if (nativePrice) {
     const gasPriceWei = await cachedGasPrice(deps.clients.get(q.chain.chainId)!);
     const gasUnits = q.token.kind === "native" ? SWEEP_GAS_UNITS.native : SWEEP_GAS_UNITS.token;
     gasUsd18 = gasFeeUsd18({ gasUnits, gasPriceWei, nativePriceUsd18: nativePrice.priceUsd18 });
   }
-  const promo = await promoApplies(deps.db.pool, q.merchant);
-  const fees = computeFees({
-    amountUnits: q.amountUnits,
-    decimals: q.token.decimals,
-    priceUsd18: price.priceUsd18,
-    platformFeeBps: q.merchant.platformFeeBps,
-    promo,
-    gasFeeUsd18: gasUsd18,
-    mode: feeModeOf({ gasless, payerCoversFee: q.payerCoversFee }),
-  });
-  // The payer must be able to send what is due: amount plus fees above uint256 could never be paid.
-  if (fees.dueUnits > MAX_UINT256) throw new Invalid("Amount must be a positive number");
+  const feesOf = (promo: boolean): QuoteFees => {
+    const fees = computeFees({
+      amountUnits: q.amountUnits,
+      decimals: q.token.decimals,
+      priceUsd18: price.priceUsd18,
+      platformFeeBps: q.merchant.platformFeeBps,
+      promo,
+      gasFeeUsd18: gasUsd18,
+      mode: feeModeOf({ gasless, payerCoversFee: q.payerCoversFee }),
+    });
+    // The payer must be able to send what is due: amount plus fees above uint256 could never be paid.
+    if (fees.dueUnits > MAX_UINT256) throw new Invalid("Amount must be a positive number");
+    return {
+      promoApplied: promo,
+      platformFeeUnits: fees.platformFeeUnits,
+      gasFeeUnits: fees.gasFeeUnits,
+      processingFeeUnits: fees.processingFeeUnits,
+      gasTankFeeMicros: fees.gasTankFeeMicros,
+      dueUnits: fees.dueUnits,
+    };
+  };
   return {
     priceUsd: price.priceUsd,
     priceSource: price.source,
     gasless,
     platformFeeBps: q.merchant.platformFeeBps,
-    promoApplied: promo,
-    platformFeeUnits: fees.platformFeeUnits,
-    gasFeeUnits: fees.gasFeeUnits,
-    processingFeeUnits: fees.processingFeeUnits,
-    gasTankFeeMicros: fees.gasTankFeeMicros,
-    dueUnits: fees.dueUnits,
+    regular: feesOf(false),
+    promo: hasPromotion(q.merchant) ? feesOf(true) : null,
   };
 }

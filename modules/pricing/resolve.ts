@@ -4,6 +4,7 @@ import { chainInfo, type TokenKind } from "../../chains/registry.js";
 import { formatPrice18, ONE_USD18, PRICE_DECIMALS, tryParseAmount } from "../../core/money.js";
 import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "./oracle.js";
 import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
+import { scopedCache } from "../../core/ttl-cache.js";
 
 /**
  * USD price of a payment token (spec "Price resolution"):
@@ -75,6 +76,8 @@ export type ResolveArgs = {
   customPriceUsd?: string | null;
   /** Provider client override (tests); defaults to the one configured by PRICE_API_URL / PRICE_API_KEY. */
   priceIndex?: PriceIndexClient | null;
+  /** Reuse market prices up to PRICE_CACHE_TTL_MS old (payment quotes); otherwise ask the sources now. */
+  cached?: boolean;
 };
 
 /** A customPriceUsd string to 18-decimal fixed point; null when it is not a positive decimal with <= 18 fraction digits. */
@@ -84,6 +87,17 @@ export function parseCustomPriceUsd(v: unknown): bigint | null {
 }
 
 export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> {
+  const market = args.cached ? await cachedMarketPrice(args) : await lookupMarketPrice(args);
+  if (market.status !== "none") return market;
+  // (3) merchant's custom price
+  const custom = parseCustomPriceUsd(args.customPriceUsd);
+  if (custom !== null)
+    return { status: "ok", price: { priceUsd: formatPrice18(custom), priceUsd18: custom, source: "custom" }, skipped: [] };
+  return { status: "none" };
+}
+
+/** Sources (1) and (2), and stablecoins: what any caller would be told about this token now. */
+async function lookupMarketPrice(args: ResolveArgs): Promise<PriceLookup> {
   const { deps, chainId, token } = args;
   if (token.kind === "stablecoin")
     return { status: "ok", price: { priceUsd: "1", priceUsd18: ONE_USD18, source: "stablecoin" }, skipped: [] };
@@ -115,14 +129,32 @@ export async function lookupTokenPrice(args: ResolveArgs): Promise<PriceLookup> 
       errors.push(`oracle: ${e.message}`);
     }
   }
+  return errors.length ? { status: "unavailable", errors } : { status: "none" };
+}
 
-  if (errors.length) return { status: "unavailable", errors };
+const marketPrices = scopedCache<PriceLookup>(10_000);
 
-  // (3) merchant's custom price
-  const custom = parseCustomPriceUsd(args.customPriceUsd);
-  if (custom !== null)
-    return { status: "ok", price: { priceUsd: formatPrice18(custom), priceUsd18: custom, source: "custom" }, skipped: [] };
-  return { status: "none" };
+/**
+ * lookupMarketPrice through a cache of PRICE_CACHE_TTL_MS per process: concurrent quotes of a token share one
+ * lookup, and an answer older than the TTL is never used. `unavailable` is not cached (the next quote asks again).
+ */
+function cachedMarketPrice(args: ResolveArgs): Promise<PriceLookup> {
+  const { deps, chainId, token } = args;
+  const cache = marketPrices(deps.clients, deps.config.PRICE_CACHE_TTL_MS);
+  const key = `${chainId}:${token.address.toLowerCase()}:${token.kind}:${token.oracleSymbol ?? ""}`;
+  return cache
+    .get(key, async () => {
+      const r = await lookupMarketPrice(args);
+      if (r.status === "unavailable") throw new PriceUnavailableError(r.errors);
+      return r;
+    })
+    .then(
+      (r) => r!,
+      (e: unknown) => {
+        if (e instanceof PriceUnavailableError) return { status: "unavailable", errors: e.errors };
+        throw e;
+      },
+    );
 }
 
 /**
@@ -146,6 +178,7 @@ export async function resolveNativePriceUsd(
   deps: ResolveArgs["deps"],
   chainId: number,
   priceIndex?: PriceIndexClient | null,
+  opts: { cached?: boolean } = {},
 ): Promise<ResolvedPrice | null> {
   const native = chainInfo(chainId)?.native;
   if (!native) return null;
@@ -154,5 +187,6 @@ export async function resolveNativePriceUsd(
     chainId,
     token: { address: zeroAddress, symbol: native.symbol, kind: "native", oracleSymbol: native.oracleSymbol },
     priceIndex,
+    cached: opts.cached,
   });
 }

@@ -31,9 +31,14 @@ export async function deleteTerminal(db: Db, merchantId: string, code: string, n
     .returning();
 }
 
+/** The terminal code a `POS-{CODE}-{CASHIER}-{TS}` orderId names; null for any other orderId. */
+export function terminalCodeOf(orderId: string): string | null {
+  return TERMINAL_ORDER_RE.exec(orderId)?.[1] ?? null;
+}
+
 /** The id of the merchant's live terminal named by a `POS-{CODE}-...` orderId; null for any other orderId. */
 export async function terminalIdForOrder(db: Db, merchantId: string, orderId: string): Promise<string | null> {
-  const code = TERMINAL_ORDER_RE.exec(orderId)?.[1];
+  const code = terminalCodeOf(orderId);
   if (!code) return null;
   const [row] = await db.orm
     .select({ id: terminals.id })

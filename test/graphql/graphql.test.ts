@@ -16,7 +16,8 @@ import { startTestService, type TestService } from "../helpers/service.js";
 let svc: TestService;
 let m: { id: string; apiKey: string };
 beforeAll(async () => {
-  svc = await startTestService({ processors: false });
+  // No price cache: a failing price source must show at once (the cache would serve a known price for up to its TTL).
+  svc = await startTestService({ processors: false, env: { PRICE_CACHE_TTL_MS: "0" } });
   m = await svc.newMerchant();
 });
 afterAll(() => svc?.stop());
@@ -304,13 +305,14 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
 
   it("Failed to create payment (500) when creation throws", async () => {
     const key = (await svc.newMerchant()).apiKey;
-    // Creation runs in a transaction on a pooled client: fail the insert on any client.
+    // Creation is one statement on a pooled client (pool.query calls it with a callback): fail the insert on any client.
     const query = pg.Client.prototype.query;
     vi.spyOn(console, "error").mockImplementation(() => {});
     vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, text: unknown, ...rest: unknown[]) {
-      return typeof text === "string" && text.trimStart().startsWith("INSERT INTO payments")
-        ? Promise.reject(new Error("db down"))
-        : (query as any).call(this, text, ...rest);
+      if (!(typeof text === "string" && /\bINSERT INTO payments\b/.test(text))) return (query as any).call(this, text, ...rest);
+      const callback = rest.find((a) => typeof a === "function") as ((e: Error) => void) | undefined;
+      if (!callback) return Promise.reject(new Error("db down"));
+      setImmediate(() => callback(new Error("db down")));
     } as any);
     await sameError(body(), key, { error: "Failed to create payment", status: 500 });
   });

@@ -103,6 +103,61 @@ it("serves the API and the processors from the environment, then stops in order 
   }
 });
 
+it("API_WORKERS=2: two processes answer on one port; a killed worker is replaced; SIGTERM stops them all", async () => {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/api`;
+  const s = serve({
+    ...shellEnv(),
+    ...stackEnv,
+    ROLES: "api",
+    API_WORKERS: "2",
+    APP_SCHEMA: schema,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    HASH_SECRET: randomBytes(16).toString("hex"),
+  });
+  /** pids of the workers that answered (each access log line carries its process's pid). */
+  const answeredBy = () =>
+    new Set(
+      s.out.stdout
+        .split("\n")
+        .filter((l) => l.includes('"msg":"request"'))
+        .map((l) => (JSON.parse(l) as { pid: number }).pid),
+    );
+  try {
+    await waitFor(async () => (await fetch(`${url}/health`).catch(() => null)) !== null, {
+      timeout: 45_000,
+      interval: 200,
+      what: "GET /api/health answered",
+    });
+    // Separate connections, so the primary hands them out to both workers in turn.
+    const ask = () => fetch(`${url}/health`, { headers: { connection: "close" } }).then((r) => r.status);
+    await waitFor(async () => (await ask(), answeredBy().size === 2), { timeout: 20_000, interval: 50, what: "both workers answering" });
+    const [first] = [...answeredBy()];
+    expect(first).not.toBe(s.child.pid);
+
+    process.kill(first!, "SIGKILL");
+    await waitFor(async () => s.out.stdout.includes(`API worker ${first} exited`), {
+      timeout: 10_000,
+      interval: 100,
+      what: "exit noticed",
+    });
+    const before = answeredBy();
+    await waitFor(async () => (await ask(), [...answeredBy()].some((pid) => !before.has(pid))), {
+      timeout: 30_000,
+      interval: 100,
+      what: "a new worker answering",
+    });
+    expect(await ask()).toBeLessThan(500);
+
+    s.child.kill("SIGTERM");
+    expect(await s.exited, s.out.stderr).toBe(0);
+    for (const pid of answeredBy()) expect(() => process.kill(pid, 0)).toThrow();
+  } finally {
+    if (s.child.exitCode === null && !s.child.signalCode) s.child.kill("SIGKILL");
+  }
+});
+
 it("refuses to start without its required configuration, naming every missing variable (exit 1)", async () => {
   const s = serve({ ...shellEnv(), ROLES: "api,processors", RPC_URL_137: stackEnv.RPC_URL_137! });
   try {
