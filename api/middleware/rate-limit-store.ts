@@ -1,4 +1,4 @@
-import type { Db } from "../../db/client.js";
+import { prepared, type Db } from "../../db/client.js";
 
 /**
  * Token buckets in Postgres (GCRA: one "theoretical arrival time" per key), shared by every API replica.
@@ -71,8 +71,10 @@ export async function takeAnd(db: Db, key: string, rate: Rate, now: number, also
   const extra = also.sql?.(params.length + 1);
   if (extra) params.push(...extra.params);
   // `current` reads the statement's snapshot: the row as it was when a refused request found it.
+  // Prepared: the text depends only on whether there is a peek and which CTEs (one shape per caller).
   const { rows } = await db.pool.query<{ taken: number | null; current: number | null; peeked: number | null; also: unknown }>(
-    `WITH taken AS (
+    prepared(
+      `WITH taken AS (
        INSERT INTO rate_limit_buckets AS b (key, tat) VALUES ($1, $2::timestamptz + $3 * interval '1 millisecond')
        ON CONFLICT (key) DO UPDATE SET tat = ${BASE} + $3 * interval '1 millisecond'
         WHERE ${BASE} + $3 * interval '1 millisecond' <= $2::timestamptz + $4 * interval '1 millisecond'
@@ -80,7 +82,8 @@ export async function takeAnd(db: Db, key: string, rate: Rate, now: number, also
      SELECT (SELECT ${MS} FROM taken) AS taken, (SELECT ${MS} FROM rate_limit_buckets WHERE key = $1) AS current,
        ${also.peek ? `(SELECT ${MS} FROM rate_limit_buckets WHERE key = $5)` : "NULL"} AS peeked,
        ${extra ? extra.column : "NULL"} AS also`,
-    params,
+      params,
+    ),
   );
   if (++takes % PRUNE_EVERY === 0) void prune(db, now).catch(() => {});
   const { taken, current, peeked } = rows[0]!;

@@ -5,6 +5,7 @@ import { acceptsCustomTokens } from "../../chains/registry.js";
 import { findToken, type ActiveToken } from "../../chains/runtime.js";
 import { paymentSalt, computeWalletAddress } from "../../chains/deposit-address.js";
 import { Invalid } from "../../core/errors.js";
+import { prepared } from "../../db/client.js";
 import { countPaymentCreated } from "../../core/metrics.js";
 import { parsePositiveAmount } from "../../core/money.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
@@ -118,8 +119,10 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
     created_at: $(new Date(now)),
   };
   columns.updated_at = columns.created_at!;
+  // Prepared: the text varies only with whether the merchant has a promotion and the orderId a terminal code.
   await deps.db.pool.query(
-    `WITH promo AS (SELECT ${promo ? PROMO_SLOT_LEFT_SQL(`${merchantId}::uuid`) : "false"} AS on),
+    prepared(
+      `WITH promo AS MATERIALIZED (SELECT ${promo ? PROMO_SLOT_LEFT_SQL(`${merchantId}::uuid`) : "false"} AS on),
      payment AS (
        INSERT INTO payments (${Object.keys(columns).join(", ")})
        SELECT ${Object.values(columns).join(", ")} FROM promo
@@ -127,7 +130,8 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
      INSERT INTO watched_addresses (chain_id, address, kind, owner_id, merchant_id)
      SELECT chain_id, lower(recipient_address), 'payment', id::text, merchant_id FROM payment
      ON CONFLICT DO NOTHING`,
-    params,
+      params,
+    ),
   );
   countPaymentCreated(input.chainId);
   return { paymentId: id, url: `${deps.config.appUrl}/pay/${id}` };

@@ -309,7 +309,9 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
     const query = pg.Client.prototype.query;
     vi.spyOn(console, "error").mockImplementation(() => {});
     vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, text: unknown, ...rest: unknown[]) {
-      if (!(typeof text === "string" && /\bINSERT INTO payments\b/.test(text))) return (query as any).call(this, text, ...rest);
+      // The insert is a named prepared statement: a config object ({name, text, values}), not a string.
+      const sql = typeof text === "string" ? text : (text as { text?: unknown } | null)?.text;
+      if (!(typeof sql === "string" && /\bINSERT INTO payments\b/.test(sql))) return (query as any).call(this, text, ...rest);
       const callback = rest.find((a) => typeof a === "function") as ((e: Error) => void) | undefined;
       if (!callback) return Promise.reject(new Error("db down"));
       setImmediate(() => callback(new Error("db down")));
