@@ -3,7 +3,16 @@ import { RateLimited } from "../../core/errors.js";
 import { keyLookupSql, rememberMerchant } from "../../modules/merchants/authenticate.js";
 import type { AppEnv } from "../context.js";
 import { keyCaller } from "./api-key.js";
-import { clientIp, LIMITS, retryAfterSeconds, setRateLimitHeaders, takeAndPeekFor, takeFor } from "./rate-limit.js";
+import {
+  clientIp,
+  LIMITS,
+  merchantScopeOf,
+  rememberTake,
+  retryAfterSeconds,
+  setRateLimitHeaders,
+  takeAndPeekFor,
+  takeFor,
+} from "./rate-limit.js";
 
 /** Every request of an address, a minute. */
 export const IP_REQUESTS_PER_MINUTE = LIMITS.requests.limit;
@@ -21,7 +30,10 @@ export const ipLimits = createMiddleware<AppEnv>(async (c, next) => {
   const key = c.req.header("x-api-key");
   // One round trip: this request's share of the address's budget, the address's failed-key budget, and the key.
   const lookup = key !== undefined ? keyLookupSql(key) : undefined;
-  const r = await takeAndPeekFor(deps, "requests", "auth-failures", address, lookup?.sql);
+  // The route's merchant budget (POST /payments: 100 a minute) too, once the key has given the merchant.
+  const scope = lookup ? merchantScopeOf(c) : undefined;
+  const merchantTake = scope && { scope, merchantIdSql: lookup!.merchantIdSql };
+  const r = await takeAndPeekFor(deps, "requests", "auth-failures", address, lookup?.sql, merchantTake);
   if (!r.take.allowed) {
     setRateLimitHeaders(c, IP_REQUESTS_PER_MINUTE, r.take);
     throw new RateLimited(retryAfterSeconds(r.take));
@@ -31,6 +43,7 @@ export const ipLimits = createMiddleware<AppEnv>(async (c, next) => {
     const merchant = lookup.fromColumn(r.also);
     // The route's own lookup reuses this one (one caller per request).
     rememberMerchant(keyCaller(c), merchant);
+    if (scope && r.then) rememberTake(c, scope, r.then);
     if (!merchant) {
       const failed = await takeFor(deps, "auth-failures", address);
       if (!failed.allowed) throw new RateLimited(retryAfterSeconds(failed));

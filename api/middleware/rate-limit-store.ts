@@ -30,7 +30,9 @@ export const CLOCK_SKEW_TOLERANCE_MS = 5 * 60_000;
  * by a clock since set back (an operator's correction, a test): the bucket starts afresh rather than stay shut
  * until that time arrives.
  */
-const BASE = `CASE WHEN b.tat > $2::timestamptz + ($4 + ${CLOCK_SKEW_TOLERANCE_MS}) * interval '1 millisecond' THEN $2::timestamptz ELSE GREATEST(b.tat, $2::timestamptz) END`;
+const baseOf = (period: string) =>
+  `CASE WHEN b.tat > $2::timestamptz + (${period} + ${CLOCK_SKEW_TOLERANCE_MS}) * interval '1 millisecond' THEN $2::timestamptz ELSE GREATEST(b.tat, $2::timestamptz) END`;
+const BASE = baseOf("$4");
 /** Whole requests in a fraction of the period; the epsilon absorbs microsecond rounding of `tat`. */
 const whole = (x: number) => Math.floor(x + 1e-6);
 
@@ -53,50 +55,99 @@ export async function take(db: Db, key: string, rate: Rate, now: number): Promis
   return (await takeAnd(db, key, rate, now)).take;
 }
 
-/** More work for take's statement: another bucket to peek at, and CTEs with one column of their own. */
+/** More work for take's statement: another bucket to peek at, CTEs with one column of their own, a second take. */
 export type Also = {
   peek?: { key: string; rate: Rate };
   /** CTEs to append (after a comma), their parameters numbered from `firstParam`, and the column to return. */
   sql?: (firstParam: number) => { ctes: string; column: string; params: unknown[] };
+  /**
+   * A second take, of the bucket whose key the SQL expression `keySql` gives (over the CTEs of `sql`), made only when
+   * the first take and the peek allow and the key is not null: a merchant's budget, known once `sql` found the key.
+   */
+  then?: { keySql: string; rate: Rate };
+};
+
+/** A take's answer from what its statement returned: the new time of an allowed take, or the bucket's time as found. */
+function takeOf(taken: number | null, current: number | null, rate: Rate, now: number): Take {
+  const { interval, period } = steps(rate);
+  if (taken !== null) {
+    const ahead = taken - now;
+    return { allowed: true, remaining: whole((period - ahead) / interval), resetMs: ahead, retryAfterMs: 0 };
+  }
+  // No row visible to the snapshot: another request created it meanwhile; it is full for one interval.
+  const tat = current ?? now + period;
+  return { allowed: false, remaining: 0, resetMs: tat - now, retryAfterMs: Math.max(1, tat + interval - period - now) };
+}
+
+type Row = {
+  taken: number | null;
+  current: number | null;
+  peeked: number | null;
+  also: unknown;
+  then_tried: boolean | null;
+  then_taken: number | null;
+  then_current: number | null;
 };
 
 /**
- * take() plus, in the same statement (one round trip), a peek at another bucket and whatever `also.sql` reads
- * (api/middleware/ip-limits.ts: the address's request budget, its failed-key budget and the API key).
+ * take() plus, in the same statement (one round trip), a peek at another bucket, whatever `also.sql` reads and a second
+ * take (api/middleware/ip-limits.ts: the address's request budget, its failed-key budget, the API key, and the route's
+ * budget of the key's merchant). `then` is undefined when the second take was not made.
  */
 export async function takeAnd(db: Db, key: string, rate: Rate, now: number, also: Also = {}) {
   const { interval, period } = steps(rate);
   const params: unknown[] = [key, new Date(now), interval, period];
-  if (also.peek) params.push(also.peek.key);
+  const $ = (v: unknown) => `$${params.push(v)}`;
+  const peekKey = also.peek ? $(also.peek.key) : "";
   const extra = also.sql?.(params.length + 1);
   if (extra) params.push(...extra.params);
+  let then = "";
+  if (also.then) {
+    let peekOk = "true";
+    if (also.peek) {
+      // As peekAt(): allowed unless the bucket's time is within an interval of a full period ahead; a time beyond the
+      // period plus the skew tolerance counts as now.
+      const p = steps(also.peek.rate);
+      peekOk = `(SELECT coalesce(bool_and(tat > $2::timestamptz + (${$(p.period)} + ${CLOCK_SKEW_TOLERANCE_MS}) * interval '1 millisecond'
+        OR tat <= $2::timestamptz + ${$(p.period - p.interval)} * interval '1 millisecond'), true) FROM rate_limit_buckets WHERE key = ${peekKey})`;
+    }
+    const t = steps(also.then.rate);
+    const [i2, p2] = [$(t.interval), $(t.period)];
+    const base2 = baseOf(p2);
+    then = `, then_key AS (SELECT ${also.then.keySql} AS key),
+     then_tried AS (SELECT key FROM then_key WHERE key IS NOT NULL AND EXISTS (SELECT 1 FROM taken) AND ${peekOk}),
+     then_taken AS (
+       INSERT INTO rate_limit_buckets AS b (key, tat) SELECT key, $2::timestamptz + ${i2} * interval '1 millisecond' FROM then_tried
+       ON CONFLICT (key) DO UPDATE SET tat = ${base2} + ${i2} * interval '1 millisecond'
+        WHERE ${base2} + ${i2} * interval '1 millisecond' <= $2::timestamptz + ${p2} * interval '1 millisecond'
+       RETURNING tat)`;
+  }
   // `current` reads the statement's snapshot: the row as it was when a refused request found it.
   // Prepared: the text depends only on whether there is a peek and which CTEs (one shape per caller).
-  const { rows } = await db.pool.query<{ taken: number | null; current: number | null; peeked: number | null; also: unknown }>(
+  const { rows } = await db.pool.query<Row>(
     prepared(
       `WITH taken AS (
        INSERT INTO rate_limit_buckets AS b (key, tat) VALUES ($1, $2::timestamptz + $3 * interval '1 millisecond')
        ON CONFLICT (key) DO UPDATE SET tat = ${BASE} + $3 * interval '1 millisecond'
         WHERE ${BASE} + $3 * interval '1 millisecond' <= $2::timestamptz + $4 * interval '1 millisecond'
-       RETURNING tat)${extra ? `, ${extra.ctes}` : ""}
+       RETURNING tat)${extra ? `, ${extra.ctes}` : ""}${then}
      SELECT (SELECT ${MS} FROM taken) AS taken, (SELECT ${MS} FROM rate_limit_buckets WHERE key = $1) AS current,
-       ${also.peek ? `(SELECT ${MS} FROM rate_limit_buckets WHERE key = $5)` : "NULL"} AS peeked,
-       ${extra ? extra.column : "NULL"} AS also`,
+       ${also.peek ? `(SELECT ${MS} FROM rate_limit_buckets WHERE key = ${peekKey})` : "NULL"} AS peeked,
+       ${extra ? extra.column : "NULL"} AS also,
+       ${then ? "EXISTS (SELECT 1 FROM then_tried)" : "NULL"} AS then_tried,
+       ${then ? `(SELECT ${MS} FROM then_taken)` : "NULL"} AS then_taken,
+       ${then ? `(SELECT ${MS} FROM rate_limit_buckets WHERE key = (SELECT key FROM then_tried))` : "NULL"} AS then_current`,
       params,
     ),
   );
   if (++takes % PRUNE_EVERY === 0) void prune(db, now).catch(() => {});
-  const { taken, current, peeked } = rows[0]!;
-  let result: Take;
-  if (taken !== null) {
-    const ahead = taken - now;
-    result = { allowed: true, remaining: whole((period - ahead) / interval), resetMs: ahead, retryAfterMs: 0 };
-  } else {
-    // No row visible to the snapshot: another request created it meanwhile; it is full for one interval.
-    const tat = current ?? now + period;
-    result = { allowed: false, remaining: 0, resetMs: tat - now, retryAfterMs: Math.max(1, tat + interval - period - now) };
-  }
-  return { take: result, peek: also.peek ? peekAt(peeked, also.peek.rate, now) : undefined, also: rows[0]!.also };
+  const r = rows[0]!;
+  return {
+    take: takeOf(r.taken, r.current, rate, now),
+    peek: also.peek ? peekAt(r.peeked, also.peek.rate, now) : undefined,
+    also: r.also,
+    then: also.then && r.then_tried ? takeOf(r.then_taken, r.then_current, also.then.rate, now) : undefined,
+  };
 }
 
 /** Whether a request could be taken from `key` now, without taking it (for budgets spent only on failure). */

@@ -1,6 +1,7 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
 import ipaddr from "ipaddr.js";
 import { createMiddleware } from "hono/factory";
+import { matchedRoutes } from "hono/route";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../../core/deps.js";
 import { RateLimited } from "../../core/errors.js";
@@ -100,9 +101,38 @@ export function takeFor(deps: AppDeps, scope: Scope, who: Holder): Promise<Take>
 }
 
 /** takeFor() of `scope`, a peek at `peekScope` of the same holder, and `sql`, in one statement (rate-limit-store.ts takeAnd). */
-export function takeAndPeekFor(deps: AppDeps, scope: Scope, peekScope: Scope, who: Holder, sql?: Also["sql"]) {
+export function takeAndPeekFor(
+  deps: AppDeps,
+  scope: Scope,
+  peekScope: Scope,
+  who: Holder,
+  sql?: Also["sql"],
+  merchantTake?: { scope: Scope; merchantIdSql: string },
+) {
   const peekAt = { key: bucketKey(peekScope, who), rate: rateOf(LIMITS[peekScope].limit) };
-  return takeAnd(deps.db, bucketKey(scope, who), rateOf(LIMITS[scope].limit), deps.now(), { peek: peekAt, sql });
+  const then = merchantTake && {
+    // bucketKey() of the merchant the SQL finds; the scope is one of LIMITS' names, never input.
+    keySql: `(SELECT 'm:' || ${merchantTake.merchantIdSql} || ':${merchantTake.scope}')`,
+    rate: rateOf(LIMITS[merchantTake.scope].limit),
+  };
+  return takeAnd(deps.db, bucketKey(scope, who), rateOf(LIMITS[scope].limit), deps.now(), { peek: peekAt, sql, then });
+}
+
+/** Merchant budgets already taken for a request in ip-limits.ts's statement, by scope: rateLimit() uses them. */
+const taken = new WeakMap<Request, { scope: Scope; take: Take }>();
+
+/** Records that `scope`'s take of this request's merchant was made (ip-limits.ts). */
+export function rememberTake(c: Context<AppEnv>, scope: Scope, take: Take): void {
+  taken.set(c.req.raw, { scope, take });
+}
+
+/** The merchant-budget scope of the route a request is going to (its rateLimit() middleware), if any. */
+export function merchantScopeOf(c: Context<AppEnv>): Scope | undefined {
+  for (const r of matchedRoutes(c)) {
+    const scope = (r.handler as { rateLimitScope?: Scope }).rateLimitScope;
+    if (scope && LIMITS[scope].by === "merchant") return scope;
+  }
+  return undefined;
 }
 
 /** Whether `who` could take one request of `scope` now, without taking it (budgets spent only on failure). */
@@ -130,14 +160,20 @@ async function holderOf(c: Context<AppEnv>, by: "merchant" | "ip"): Promise<Hold
 
 /**
  * A route's limit (LIMITS): 429 `Too many requests` beyond it, thrown so the route family's error body
- * applies, with draft-7 `RateLimit` / `RateLimit-Policy` and `Retry-After` headers.
+ * applies, with draft-7 `RateLimit` / `RateLimit-Policy` and `Retry-After` headers. `first`: the route runs it before
+ * anything that could refuse the request, so a merchant budget is taken in ip-limits.ts's statement with the key (one
+ * round trip fewer); without it, it is taken here.
  */
-export function rateLimit(scope: Scope): MiddlewareHandler<AppEnv> {
+export function rateLimit(scope: Scope, opts: { first?: boolean } = {}): MiddlewareHandler<AppEnv> {
   const { limit, by, message }: Limit = LIMITS[scope];
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const t = await takeFor(c.var.deps, scope, await holderOf(c, by));
+  const middleware = createMiddleware<AppEnv>(async (c, next) => {
+    // Taken already with the address's budget and the key, in one statement (ip-limits.ts), when the key resolved.
+    const pre = taken.get(c.req.raw);
+    const t = pre?.scope === scope ? pre.take : await takeFor(c.var.deps, scope, await holderOf(c, by));
     setRateLimitHeaders(c, limit, t);
     if (!t.allowed) throw new RateLimited(retryAfterSeconds(t), message);
     await next();
   });
+  // `first`: nothing before it in the route can refuse the request, so ip-limits.ts may take the budget early.
+  return opts.first ? Object.assign(middleware, { rateLimitScope: scope }) : middleware;
 }

@@ -16,7 +16,7 @@ import type { AppEnv } from "../context.js";
 
 /** /payments: creation (API key) and redirect verification (public; the hash is the proof). */
 export const payments = new Hono<AppEnv>()
-  .post("/", rateLimit("payments.create"), errorsAs("plain", "Failed to create payment"), async (c) => {
+  .post("/", rateLimit("payments.create", { first: true }), errorsAs("plain", "Failed to create payment"), async (c) => {
     const body = await jsonBody(c, { invalid: "Invalid form data", contentType: "never" });
     const { url } = await createPayment(c.var.deps, keyCaller(c), body);
     return c.json({ url });
@@ -47,5 +47,5 @@ export const paymentsV1 = new Hono<AppEnv>()
 
 /** GET /balance (the Gas Tank, USDT with 6 decimals, and beyond the spec where to fund it) and GET /promo-status. */
 export const account = new Hono<AppEnv>()
-  .get("/balance", rateLimit("balance"), async (c) => c.json(await getBalance(c.var.deps, keyCaller(c))))
+  .get("/balance", rateLimit("balance", { first: true }), async (c) => c.json(await getBalance(c.var.deps, keyCaller(c))))
   .get("/promo-status", async (c) => c.json(await getPromoStatus(c.var.deps, keyCaller(c))));

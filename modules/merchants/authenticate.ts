@@ -52,6 +52,8 @@ export function keyLookupSql(key: string) {
       params: [hashApiKey(key)],
     }),
     fromColumn: (v: unknown): Merchant | null => (v ? toMerchant(v as MerchantRow) : null),
+    /** SQL of the key's merchant id (null when the key is unknown), for statements that go on with it. */
+    merchantIdSql: "(SELECT id FROM key)",
   };
 }
 
