@@ -13,7 +13,10 @@ const orUnavailable = <T>(p: Promise<T>): Promise<T> =>
     throw e instanceof PriceUnavailableError ? new Unavailable(PRICE_UNAVAILABLE) : e;
   });
 
-/** Gas of one deploy-and-sweep, measured on Anvil (124k ERC-20, 131k native) plus headroom. */
+/**
+ * Gas charged per payment: a wallet deployed and swept alone (bench/sweep-gas.ts: 102k ERC-20, 101k native) plus
+ * headroom, since a payment may settle alone; in a batch it costs less (58.8k per ERC-20 payment at 50).
+ */
 export const SWEEP_GAS_UNITS = { token: 135_000n, native: 140_000n };
 
 /** The fees of a payment, with or without the promotion. */
