@@ -18,6 +18,8 @@ export function isApiWorker(): boolean {
 export type ApiWorkers = {
   /** Stops every worker (SIGTERM, then SIGKILL after `graceMs`) and forks no more. */
   stop(graceMs?: number): Promise<void>;
+  /** Forks no more: a worker that exits from now on (a signal to the whole group) is not replaced. */
+  release(): void;
   /** The workers' pids. */
   pids(): number[];
 };
@@ -57,25 +59,35 @@ export async function forkApiWorkers(count: number, log: (msg: string) => void):
       });
     });
 
-  await Promise.all(Array.from({ length: count }, fork));
+  const stop = async (graceMs = 25_000) => {
+    stopping = true;
+    await Promise.all(
+      [...live].map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            if (w.isDead()) return resolve();
+            const kill = setTimeout(() => w.process.kill("SIGKILL"), graceMs);
+            w.once("exit", () => {
+              clearTimeout(kill);
+              resolve();
+            });
+            w.process.kill("SIGTERM");
+          }),
+      ),
+    );
+  };
+
+  try {
+    await Promise.all(Array.from({ length: count }, fork));
+  } catch (e) {
+    // A worker that cannot start: stop the others (and fork no more) before the caller gives up.
+    await stop(5_000);
+    throw e;
+  }
   return {
     pids: () => [...live].map((w) => w.process.pid!).filter(Boolean),
-    async stop(graceMs = 25_000) {
-      stopping = true;
-      await Promise.all(
-        [...live].map(
-          (w) =>
-            new Promise<void>((resolve) => {
-              if (w.isDead()) return resolve();
-              const kill = setTimeout(() => w.process.kill("SIGKILL"), graceMs);
-              w.once("exit", () => {
-                clearTimeout(kill);
-                resolve();
-              });
-              w.process.kill("SIGTERM");
-            }),
-        ),
-      );
-    },
+    /** Forks no more (a worker exiting from now on is not replaced); call first when shutting down. */
+    release: () => void (stopping = true),
+    stop,
   };
 }

@@ -86,7 +86,7 @@ const schema = z.object({
   PRICE_API_KEY: z.string().optional(),
   /**
    * API processes sharing the API port (`npm run serve`, node:cluster; api/workers.ts). Each has its own database pool
-   * (10 connections) and caches; limits are shared through Postgres.
+   * (DATABASE_POOL_SIZE connections) and caches; limits are shared through Postgres.
    */
   API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /**

@@ -16,7 +16,18 @@ export class TtlCache<V extends object> {
   constructor(opts: { max: number; ttlMs: number }) {
     this.lru =
       opts.ttlMs > 0
-        ? new LRUCache({ max: opts.max, ttl: opts.ttlMs, allowStale: false, fetchMethod: (_key, _stale, { context }) => context() })
+        ? new LRUCache({
+            max: opts.max,
+            ttl: opts.ttlMs,
+            allowStale: false,
+            // The TTL counts from when the load started (what it read may be that old), not from when it ended.
+            fetchMethod: async (_key, _stale, { context, options }) => {
+              const started = performance.now();
+              const value = await context();
+              options.ttl = Math.max(1, opts.ttlMs - (performance.now() - started));
+              return value;
+            },
+          })
         : null;
   }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { factoryMismatch } from "../chains/factory-check.js";
 import { createPublicClient, http } from "viem";
 import type { Deployments } from "../chains/runtime.js";
 import { LOCAL_ROLES, ANVIL_KEYS } from "./accounts.js";
@@ -75,7 +76,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       stops.push(() => anvil.stop());
       const pub = createPublicClient({ transport: http(anvil.rpcUrl) });
       const prev = previous.chains[String(chainId)];
-      const kept = prev && (await pub.getCode({ address: prev.factory }))?.length ? prev : undefined;
+      // A factory of an earlier release derives other addresses (chains/factory-check.ts): deploy this release's.
+      const kept =
+        prev &&
+        (await pub.getCode({ address: prev.factory }))?.length &&
+        !(await factoryMismatch(pub, prev.factory).catch((e) => String(e)))
+          ? prev
+          : undefined;
       deployments.chains[String(chainId)] = kept ?? (await deployLocalChain({ chainId, rpcUrl: anvil.rpcUrl }));
       log(`chain ${String(chainId).padEnd(7)}${anvil.rpcUrl}${forkUrl ? ` (fork of ${forkUrl})` : ""}${kept ? " (state kept)" : ""}`);
     }

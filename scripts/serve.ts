@@ -1,6 +1,7 @@
 import { serveClusterMetrics } from "../api/metrics-cluster.js";
 import { startMetricsServer } from "../api/metrics-server.js";
 import { startApiServer } from "../api/server.js";
+import { factoryMismatch } from "../chains/factory-check.js";
 import { forkApiWorkers, isApiWorker, type ApiWorkers } from "../api/workers.js";
 import { activeChains } from "../chains/runtime.js";
 import { createDeps, type AppDeps } from "../core/deps.js";
@@ -43,6 +44,8 @@ let stopping = false;
 async function shutdown(code: number) {
   if (stopping) return;
   stopping = true;
+  // A signal to the whole process group stops the workers too: none is replaced while the rest shuts down.
+  workers?.release();
   log("stopping…");
   // A stuck pass or connection must not keep a supervisor waiting forever.
   setTimeout(() => {
@@ -98,6 +101,18 @@ async function start() {
     if (!worker) {
       const { applied } = await migrate(deps.db);
       log(`database    schema ${deps.db.schema}${applied.length ? ` (applied ${applied.join(", ")})` : ""}`);
+    }
+  }
+  if (stopping) return;
+  if (deps && !worker) {
+    // A factory of another release would hand out addresses nothing can sweep: refuse to serve. An RPC that does not
+    // answer now (an outage) does not stop the start; the check runs again at the next start.
+    for (const chain of deps.chains.filter((c) => c.factory)) {
+      const problem = await factoryMismatch(deps.clients.get(chain.chainId)!, chain.factory!, chain.implementation).catch((e: Error) => {
+        logs.warn({ chainId: chain.chainId, err: e }, "factory check skipped: RPC unavailable");
+        return null;
+      });
+      if (problem) throw new Error(`chain ${chain.chainId}: ${problem}`);
     }
   }
   if (stopping) return;

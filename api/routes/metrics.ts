@@ -9,8 +9,8 @@ import type { AppEnv } from "../context.js";
 
 // GET /metrics: this process's metrics in Prometheus' text format (core/metrics.ts), with the scrape-time gauges
 // of shared state (modules/metrics/gauges.ts). Not for the public: with METRICS_TOKEN set a scrape must carry
-// `Authorization: Bearer <METRICS_TOKEN>`; without it, only a direct connection from this host is answered
-// (loopback peer and no proxy's forwarding header, so a reverse proxy on the same host does not open it).
+// `Authorization: Bearer <METRICS_TOKEN>`; without it, in production the API port does not answer it at all, and
+// elsewhere only a direct connection from this host (loopback peer and no proxy's forwarding header).
 // The METRICS_PORT listener (api/metrics-server.ts) serves this route alone, reachable as its bind address allows.
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
@@ -49,8 +49,10 @@ export function metricsRoute(opts: { open?: boolean } = {}) {
         c.header("WWW-Authenticate", 'Bearer realm="metrics"');
         return c.text("metrics: bearer token required\n", 401);
       }
-    } else if (!opts.open && !directFromThisHost(c)) {
-      return c.text("metrics: answered only on this host; set METRICS_TOKEN to scrape from elsewhere\n", 403);
+    } else if (!opts.open && (deps.config.NODE_ENV === "production" || !directFromThisHost(c))) {
+      // In production the API port is behind a proxy as a rule, and a proxy on this host that adds no forwarding
+      // header (plain `proxy_pass`) would look like a local client: there, only METRICS_TOKEN or METRICS_PORT opens it.
+      return c.text("metrics: set METRICS_TOKEN (or METRICS_PORT for a listener of its own) to scrape\n", 403);
     }
     const text = inMetricsCluster() ? await metricsFromPrimary() : await groupMetrics(deps);
     c.header("Content-Type", registry.contentType);

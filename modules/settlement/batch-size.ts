@@ -32,8 +32,14 @@ export async function batchSizeFor(deps: Pick<AppDeps, "clients" | "config">, ch
   const cached = gasLimits.get(chain.chainId);
   let limit = cached && Date.now() - cached.at < GAS_LIMIT_TTL_MS ? cached.value : undefined;
   if (limit === undefined) {
-    limit = (await deps.clients.get(chain.chainId)!.getBlock({ blockTag: "latest" })).gasLimit;
-    gasLimits.set(chain.chainId, { value: limit, at: Date.now() });
+    try {
+      limit = (await deps.clients.get(chain.chainId)!.getBlock({ blockTag: "latest" })).gasLimit;
+      gasLimits.set(chain.chainId, { value: limit, at: Date.now() });
+    } catch (e) {
+      // An RPC hiccup: the last known limit will do (it changes slowly); with none, the pass fails and retries.
+      if (!cached) throw e;
+      limit = cached.value;
+    }
   }
   return settlementBatchSize(limit, max);
 }

@@ -149,6 +149,16 @@ describe("GET /metrics", () => {
     }
   });
 
+  it("without METRICS_TOKEN in production: the API port refuses even a local connection (a proxy may hide the client)", async () => {
+    const config = { ...svc.deps.config, METRICS_TOKEN: undefined, NODE_ENV: "production" };
+    const api = await startApiServer({ ...svc.deps, config }, 0);
+    try {
+      expect((await scrape({}, `http://127.0.0.1:${api.port}`)).status).toBe(403);
+    } finally {
+      await api.close();
+    }
+  });
+
   it("METRICS_PORT: a listener of /metrics alone, guarded by its bind address and the token when set", async () => {
     const open = await startMetricsServer({ ...svc.deps, config: { ...svc.deps.config, METRICS_TOKEN: undefined } }, 0, "127.0.0.1");
     const guarded = await startMetricsServer(svc.deps, 0, "127.0.0.1");
