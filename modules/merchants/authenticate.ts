@@ -14,6 +14,8 @@ type AuthDeps = Pick<AppDeps, "db" | "now">;
 
 type MerchantRow = { id: string; name: string; merchant_type: string; platform_fee_bps: number; promo_used: number };
 const MERCHANT_COLUMNS = "id, name, merchant_type, platform_fee_bps, promo_used";
+/** The same columns of `merchants m`, as the key lookup's CTE selects them. */
+const KEY_MERCHANT_COLUMNS = `m.${MERCHANT_COLUMNS.split(", ").join(", m.")}`;
 const toMerchant = (r: MerchantRow): Merchant => ({
   id: r.id,
   name: r.name,
@@ -28,10 +30,9 @@ const lookups = new WeakMap<Caller, Promise<Merchant | null>>();
 /** The merchant of an `x-api-key` (its last use recorded, at most once a minute); null for a missing, unknown or revoked key. */
 export async function merchantForKey(deps: Pick<AppDeps, "db">, key: string | undefined): Promise<Merchant | null> {
   if (!key) return null;
-  const { rows } = await deps.db.pool.query<MerchantRow>(
-    `${liveKeySql(`m.${MERCHANT_COLUMNS.split(", ").join(", m.")}`)} SELECT ${MERCHANT_COLUMNS} FROM key`,
-    [hashApiKey(key)],
-  );
+  const { rows } = await deps.db.pool.query<MerchantRow>(`${liveKeySql(KEY_MERCHANT_COLUMNS)} SELECT ${MERCHANT_COLUMNS} FROM key`, [
+    hashApiKey(key),
+  ]);
   return rows[0] ? toMerchant(rows[0]) : null;
 }
 
@@ -47,7 +48,7 @@ export async function merchantForKey(deps: Pick<AppDeps, "db">, key: string | un
 export function keyLookupSql(key: string) {
   return {
     sql: (firstParam: number) => ({
-      ctes: liveKeyCtes(`m.${MERCHANT_COLUMNS.split(", ").join(", m.")}`, `$${firstParam}`),
+      ctes: liveKeyCtes(KEY_MERCHANT_COLUMNS, `$${firstParam}`),
       column: `(SELECT row_to_json(r) FROM (SELECT ${MERCHANT_COLUMNS} FROM key) r)`,
       params: [hashApiKey(key)],
     }),
