@@ -24,11 +24,11 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ["**/*.ts"],
+    files: ["**/*.ts", "**/*.tsx"],
     plugins: { boundaries },
     settings: {
       "import/resolver": { "./scripts/eslint-ts-resolver.cjs": {} },
-      "boundaries/include": ["**/*.ts"],
+      "boundaries/include": ["**/*.ts", "**/*.tsx"],
       "boundaries/elements": [
         ...["core", "db", "chains", "abis", "modules", "processors", "api", "web", "cli", "local"].map((type) => ({ type, pattern: type })),
         { type: "indexer", pattern: "src" },

@@ -3,13 +3,15 @@ import { requestId } from "hono/request-id";
 import type { AppDeps } from "../core/deps.js";
 import { logger, type Logger } from "../core/log.js";
 import type { AppEnv } from "./context.js";
-import { onError } from "./errors.js";
+import { onError, STATUS } from "./errors.js";
 import { ipLimits } from "./middleware/ip-limits.js";
+import { clientIp, ipBucket, rateLimit } from "./middleware/rate-limit.js";
 import { observe } from "./middleware/observe.js";
 import { auth } from "./routes/auth.js";
 import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
 import { metricsRoute } from "./routes/metrics.js";
+import { createDashboard } from "../web/dashboard/index.js";
 import { payPage } from "../web/pay/page.js";
 import { account, payments, paymentsV1 } from "./routes/payments.js";
 import { oracle, tokens } from "./routes/tokens.js";
@@ -52,6 +54,10 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   app.route("/", metricsRoute());
   app.route("/api", api);
   app.route("/", payPage);
+  app.route(
+    "/dashboard",
+    createDashboard({ clientKey: (c) => ipBucket(clientIp(c)), limit: (scope) => rateLimit(scope), statusOf: (e) => STATUS[e.kind] }),
+  );
   app.onError(onError);
   return app;
 }

@@ -133,6 +133,8 @@ const schema = z.object({
   /** A listener serving GET /metrics alone (a processors-only process), on METRICS_HOST. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().default("127.0.0.1"),
+  /** `open`: anyone may create a merchant account at /dashboard/signup; `closed`: only the operator (CLI). */
+  DASHBOARD_SIGNUP: z.enum(["open", "closed"]).default("open"),
 });
 
 export type Config = z.infer<typeof schema> & { baseUrl: string; appUrl: string };

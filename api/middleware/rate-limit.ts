@@ -42,6 +42,8 @@ export const LIMITS = {
   "vault.public-tokens": { limit: 60, by: "ip" },
   /** POST /auth/login: attempts, whatever their outcome (each costs a password hash). */
   "auth.login": { limit: 20, by: "ip", message: TOO_MANY_LOGINS },
+  /** POST /dashboard/signup: accounts an address may create. */
+  "dashboard.signup": { limit: 5, by: "ip" },
   /** Every /api request of an address (api/middleware/ip-limits.ts): a flood guard above one merchant's budgets (~1,600). */
   requests: { limit: 3000, by: "ip" },
   /** Requests of an address whose `x-api-key` matches no active key (ip-limits.ts). */

@@ -28,7 +28,7 @@ export const liveKeyCtes = (merchantColumns: string, hashParam: string) => `
   key AS (
     SELECT k.id AS key_id, k.last_used_at, ${merchantColumns}
       FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
-     WHERE k.key_hash = ${hashParam} AND k.revoked_at IS NULL
+     WHERE k.key_hash = ${hashParam} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
   ), touched AS (
     UPDATE api_keys SET last_used_at = now()
      WHERE id IN (SELECT key_id FROM key WHERE last_used_at IS NULL OR last_used_at < now() - interval '1 minute')

@@ -1,0 +1,40 @@
+import { z } from "zod";
+import type { AppDeps } from "../../core/deps.js";
+import { Conflict, Forbidden, Invalid } from "../../core/errors.js";
+import { createMerchant } from "./merchants.js";
+import { createSession } from "./sessions.js";
+
+export const SIGNUP_CLOSED = "Sign-up is closed on this service";
+export const EMAIL_TAKEN = "An account with this e-mail already exists";
+
+const form = z.object({
+  name: z.string().trim().min(1, "Name is required").max(100, "Name must be at most 100 characters"),
+  email: z.string().trim().max(254).email("Enter a valid e-mail address"),
+  password: z.string().min(12, "Password must be at least 12 characters").max(200, "Password must be at most 200 characters"),
+});
+
+/**
+ * Dashboard sign-up: a direct merchant (1% platform fee) with a dashboard login, and a session for it.
+ * Refused with Forbidden when the operator closed sign-up (DASHBOARD_SIGNUP=closed).
+ *
+ * @example
+ * const { merchantId, token } = await signUp(deps, { name: "Shop", email: "a@shop.example", password: "correct horse battery" });
+ */
+export async function signUp(
+  deps: Pick<AppDeps, "db" | "now" | "config">,
+  body: unknown,
+): Promise<{ merchantId: string; token: string; expiresAt: Date }> {
+  if (deps.config.DASHBOARD_SIGNUP === "closed") throw new Forbidden(SIGNUP_CLOSED);
+  const parsed = form.safeParse(body);
+  if (!parsed.success) throw new Invalid(parsed.error.issues[0]?.message ?? "Invalid form data");
+  const { name, email, password } = parsed.data;
+  try {
+    const merchant = await createMerchant(deps.db, { name, email, password, type: "direct" });
+    return { merchantId: merchant.id, ...(await createSession(deps.db, merchant.id, deps.now())) };
+  } catch (err) {
+    // merchants.email is unique (lowercased): a second sign-up with the address is a conflict, not a 500.
+    if ((err as { code?: string }).code === "23505" || (err as { cause?: { code?: string } }).cause?.code === "23505")
+      throw new Conflict(EMAIL_TAKEN);
+    throw err;
+  }
+}

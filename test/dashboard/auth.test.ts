@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "../helpers/service.js";
+import { FormClient } from "./forms.js";
+
+// Sign-up, log in, log out and the form token of the dashboard, over HTTP on the test stack.
+let svc: TestService;
+let origin: string;
+beforeAll(async () => {
+  svc = await startTestService({ processors: false });
+  origin = new URL(svc.url).origin;
+});
+afterAll(() => svc?.stop());
+
+const email = () => `m${Math.random().toString(36).slice(2)}@shop.example`;
+
+describe("dashboard sign-up and login", () => {
+  it("signs up, lands signed in, logs out and logs back in", async () => {
+    const b = new FormClient(origin);
+    const address = email();
+    const up = await b.submit("/dashboard/signup", "/dashboard/signup", {
+      name: "Shop",
+      email: address,
+      password: "correct horse battery",
+    });
+    expect(up.status).toBe(303);
+    expect(up.location).toBe("/dashboard/api-keys");
+    expect(b.cookie("cp_session")).toBeTruthy();
+    // The session cookie is the one GET /api/v1/payments accepts (spec, Authentication 2).
+    const list = await fetch(`${svc.url}/v1/payments`, { headers: { cookie: `cp_session=${b.cookie("cp_session")}` } });
+    expect(list.status).toBe(200);
+    expect(await list.json()).toEqual({ data: [], nextCursor: null, hasMore: false });
+
+    const out = await b.submit("/dashboard/login", "/dashboard/logout", {});
+    expect(out.status).toBe(303);
+    expect(b.cookie("cp_session")).toBeUndefined();
+    expect((await b.get("/dashboard/payments")).location).toBe("/dashboard/login?next=%2Fdashboard%2Fpayments");
+
+    const wrong = await b.submit("/dashboard/login", "/dashboard/login", { email: address, password: "not the password" });
+    expect(wrong.status).toBe(401);
+    expect(wrong.html).toContain("Invalid email or password");
+    const ok = await b.submit("/dashboard/login", "/dashboard/login", {
+      email: address,
+      password: "correct horse battery",
+      next: "/dashboard/webhooks",
+    });
+    expect(ok.status).toBe(303);
+    expect(ok.location).toBe("/dashboard/webhooks");
+  });
+
+  it("refuses a second account with the same e-mail, short passwords and bad addresses, with the reason", async () => {
+    const address = email();
+    const first = await new FormClient(origin).submit("/dashboard/signup", "/dashboard/signup", {
+      name: "A",
+      email: address,
+      password: "correct horse battery",
+    });
+    expect(first.status).toBe(303);
+    const again = await new FormClient(origin).submit("/dashboard/signup", "/dashboard/signup", {
+      name: "B",
+      email: address.toUpperCase(),
+      password: "correct horse battery",
+    });
+    expect(again.status).toBe(409);
+    expect(again.html).toContain("An account with this e-mail already exists");
+    const short = await new FormClient(origin).submit("/dashboard/signup", "/dashboard/signup", {
+      name: "C",
+      email: email(),
+      password: "short",
+    });
+    expect(short.status).toBe(400);
+    expect(short.html).toContain("Password must be at least 12 characters");
+    const bad = await new FormClient(origin).submit("/dashboard/signup", "/dashboard/signup", {
+      name: "D",
+      email: "not-an-address",
+      password: "correct horse battery",
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain("Enter a valid e-mail address");
+  });
+
+  it("refuses a form without its token, or with another browser's token", async () => {
+    const a = new FormClient(origin);
+    const b = new FormClient(origin);
+    const tokenOfB = FormClient.csrfOf((await b.get("/dashboard/signup")).html);
+    await a.get("/dashboard/signup");
+    const none = await a.post("/dashboard/signup", { name: "X", email: email(), password: "correct horse battery" });
+    expect(none.status).toBe(403);
+    const foreign = await a.post("/dashboard/signup", { _csrf: tokenOfB, name: "X", email: email(), password: "correct horse battery" });
+    expect(foreign.status).toBe(403);
+    // Nothing was created by the refused forms.
+    const { rows } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM merchants WHERE name = 'X'`);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it("does not offer or accept sign-up when the operator closed it", async () => {
+    const closed = await startTestService({ processors: false, env: { DASHBOARD_SIGNUP: "closed" } });
+    try {
+      const b = new FormClient(new URL(closed.url).origin);
+      const page = await b.get("/dashboard/signup");
+      expect(page.status).toBe(403);
+      expect((await b.get("/dashboard/login")).html).not.toContain("/dashboard/signup");
+      const res = await b.post("/dashboard/signup", {
+        _csrf: FormClient.csrfOf((await b.get("/dashboard/login")).html),
+        name: "Y",
+        email: email(),
+        password: "correct horse battery",
+      });
+      expect(res.status).toBe(403);
+      expect(res.html).toContain("Sign-up is closed on this service");
+    } finally {
+      await closed.stop();
+    }
+  });
+});

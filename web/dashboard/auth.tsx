@@ -1,0 +1,134 @@
+import { Hono, type Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { isDomainError } from "../../core/errors.js";
+import { login, logout, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
+import { signUp } from "../../modules/merchants/signup.js";
+import type { DashEnv } from "./env.js";
+import { bare, CsrfField, Notice } from "./layout.js";
+
+/**
+ * Log in, sign up and log out: HTML forms posting to themselves. A failure re-renders the form with the
+ * module's message and status (401 wrong password, 429 throttled, 409 e-mail taken, 403 sign-up closed).
+ * `clientIp` is the mounting app's notion of the caller's address (used by the login throttle).
+ */
+export function authPages(clientIp: (c: Context) => string) {
+  const safeNext = (v: unknown) => (typeof v === "string" && /^\/dashboard(\/[A-Za-z0-9/_?=&%.-]*)?$/.test(v) ? v : "/dashboard");
+
+  const startSession = (c: Context<DashEnv>, s: { token: string; expiresAt: Date }) =>
+    setCookie(c, SESSION_COOKIE, s.token, {
+      httpOnly: true,
+      secure: c.var.deps.config.NODE_ENV === "production",
+      sameSite: "Lax",
+      path: "/",
+      expires: s.expiresAt,
+    });
+
+  const LoginForm = (p: { csrf: string; next: string; email?: string; error?: string; signupOpen: boolean }) => (
+    <section class="card narrow">
+      {p.error ? <Notice kind="error">{p.error}</Notice> : null}
+      <form method="post" action="/dashboard/login">
+        <CsrfField csrf={p.csrf} />
+        <input type="hidden" name="next" value={p.next} />
+        <label>
+          E-mail
+          <input type="email" name="email" required autocomplete="username" value={p.email ?? ""} />
+        </label>
+        <label>
+          Password
+          <input type="password" name="password" required autocomplete="current-password" />
+        </label>
+        <button type="submit">Log in</button>
+      </form>
+      {p.signupOpen ? (
+        <p>
+          No account? <a href="/dashboard/signup">Sign up</a>
+        </p>
+      ) : null}
+    </section>
+  );
+
+  const SignupForm = (p: { csrf: string; name?: string; email?: string; error?: string }) => (
+    <section class="card narrow">
+      {p.error ? <Notice kind="error">{p.error}</Notice> : null}
+      <form method="post" action="/dashboard/signup">
+        <CsrfField csrf={p.csrf} />
+        <label>
+          Business name
+          <input type="text" name="name" required maxlength={100} value={p.name ?? ""} />
+        </label>
+        <label>
+          E-mail
+          <input type="email" name="email" required autocomplete="username" value={p.email ?? ""} />
+        </label>
+        <label>
+          Password <small>(at least 12 characters)</small>
+          <input type="password" name="password" required minlength={12} autocomplete="new-password" />
+        </label>
+        <button type="submit">Create account</button>
+      </form>
+      <p>
+        Have an account? <a href="/dashboard/login">Log in</a>
+      </p>
+    </section>
+  );
+
+  const str = (v: unknown) => (typeof v === "string" ? v : "");
+
+  return new Hono<DashEnv>()
+    .get("/login", (c) =>
+      bare(
+        c,
+        { title: "Log in" },
+        <LoginForm csrf={c.var.csrf} next={safeNext(c.req.query("next"))} signupOpen={c.var.deps.config.DASHBOARD_SIGNUP === "open"} />,
+      ),
+    )
+    .post("/login", async (c) => {
+      const form = await c.req.parseBody();
+      const next = safeNext(form.next);
+      try {
+        const session = await login(c.var.deps, { email: str(form.email), password: str(form.password) }, clientIp(c));
+        startSession(c, session);
+        return c.redirect(next, 303);
+      } catch (err) {
+        if (!isDomainError(err)) throw err;
+        const status = err.kind === "rate_limited" ? 429 : err.kind === "invalid" ? 400 : 401;
+        return bare(
+          c,
+          { title: "Log in", status },
+          <LoginForm
+            csrf={c.var.csrf}
+            next={next}
+            email={str(form.email)}
+            error={err.message}
+            signupOpen={c.var.deps.config.DASHBOARD_SIGNUP === "open"}
+          />,
+        );
+      }
+    })
+    .get("/signup", (c) =>
+      c.var.deps.config.DASHBOARD_SIGNUP === "open"
+        ? bare(c, { title: "Sign up" }, <SignupForm csrf={c.var.csrf} />)
+        : bare(c, { title: "Sign up", status: 403 }, <Notice kind="error">Sign-up is closed on this service.</Notice>),
+    )
+    .post("/signup", async (c) => {
+      const form = await c.req.parseBody();
+      try {
+        const session = await signUp(c.var.deps, { name: str(form.name), email: str(form.email), password: str(form.password) });
+        startSession(c, session);
+        return c.redirect("/dashboard/api-keys", 303);
+      } catch (err) {
+        if (!isDomainError(err)) throw err;
+        const status = err.kind === "conflict" ? 409 : err.kind === "forbidden" ? 403 : 400;
+        return bare(
+          c,
+          { title: "Sign up", status },
+          <SignupForm csrf={c.var.csrf} name={str(form.name)} email={str(form.email)} error={err.message} />,
+        );
+      }
+    })
+    .post("/logout", async (c) => {
+      await logout(c.var.deps, getCookie(c, SESSION_COOKIE));
+      deleteCookie(c, SESSION_COOKIE, { path: "/" });
+      return c.redirect("/dashboard/login", 303);
+    });
+}

@@ -1,0 +1,83 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { html } from "hono/html";
+import { isDomainError, type DomainError } from "../../core/errors.js";
+import { logger } from "../../core/log.js";
+import { dashboardAsset } from "./assets.js";
+import { authPages } from "./auth.js";
+import { csrf } from "./csrf.js";
+import type { DashEnv } from "./env.js";
+import { Layout, Notice } from "./layout.js";
+import { requireSession } from "./session.js";
+
+/** What the mounting app lends the dashboard: its notion of the caller's address, its rate limits, its error statuses. */
+export type DashboardOptions = {
+  /** The caller's address bucket (login throttle). */
+  clientKey: (c: Context) => string;
+  /** A per-address rate limit of the mounting app: `auth.login` for the login form, `dashboard.signup` for sign-up. */
+  limit: (scope: "auth.login" | "dashboard.signup") => MiddlewareHandler;
+  /** The HTTP status of a domain error (api/errors.ts, the one place that maps them). */
+  statusOf: (e: DomainError) => number;
+};
+
+/** Form bodies of the dashboard are small: 64 KiB is far above any form. */
+const MAX_FORM_BYTES = 64 * 1024;
+
+/**
+ * The merchant dashboard at /dashboard: server-rendered pages (Hono JSX), a session cookie, a form token on every
+ * form. Log in and sign up are public; every screen under it requires a session and shows only the session's
+ * merchant's rows (each screen's module queries take the merchant id). Screens live in web/dashboard/screens/.
+ */
+export function createDashboard(opts: DashboardOptions) {
+  const dash = new Hono<DashEnv>();
+
+  dash.get("/assets/:file", (c) => {
+    const a = dashboardAsset(c.req.param("file"));
+    if (!a) return c.text("Not found", 404);
+    c.header("Content-Type", a.contentType);
+    c.header("X-Content-Type-Options", "nosniff");
+    c.header("Cache-Control", c.req.query("v") === a.hash ? "public, max-age=31536000, immutable" : "no-cache");
+    return c.body(a.body);
+  });
+
+  dash.use(async (c, next) => {
+    c.header("X-Frame-Options", "DENY");
+    c.header("Referrer-Policy", "same-origin");
+    c.header(
+      "Content-Security-Policy",
+      "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+    );
+    await next();
+  });
+  dash.use(bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("Form too large", 413) }));
+  dash.use(csrf);
+  dash.use("/login", async (c, next) => (c.req.method === "POST" ? opts.limit("auth.login")(c, next) : next()));
+  dash.use("/signup", async (c, next) => (c.req.method === "POST" ? opts.limit("dashboard.signup")(c, next) : next()));
+  dash.route("/", authPages(opts.clientKey));
+
+  const screens = new Hono<DashEnv>();
+  screens.use(requireSession);
+  screens.get("/", (c) => c.redirect("/dashboard/payments", 303));
+  // Screens (web/dashboard/screens/*.tsx), one router each:
+  dash.route("/", screens);
+
+  dash.onError((err, c) => {
+    if (!isDomainError(err)) {
+      logger("dashboard").error({ err, path: c.req.path }, "dashboard request failed");
+      return c.html(page(c, "Something went wrong", "The server could not finish this request. Try again in a moment."), 500);
+    }
+    if (err.kind === "rate_limited" && err.details?.retryAfter) c.header("Retry-After", String(err.details.retryAfter));
+    return c.html(page(c, "Request refused", err.message), opts.statusOf(err) as 400);
+  });
+  return dash;
+}
+
+const page = (c: Context<DashEnv>, title: string, message: string) =>
+  html`<!doctype html>${(
+      <Layout title={title} csrf={c.var.csrf ?? ""}>
+        <Notice kind="error">{message}</Notice>
+        <p>
+          <a href="/dashboard">Back to the dashboard</a>
+        </p>
+      </Layout>
+    )}`;
