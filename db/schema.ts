@@ -84,7 +84,10 @@ export const terminals = pgTable(
     /** Lowercase token address on the default chain (zero address: native coin). */
     defaultToken: text("default_token"),
     /** `chainId:lowercaseAddress` entries the cashier may charge in; empty = only the default. */
-    allowedTokens: text("allowed_tokens").array().notNull().default(sql`'{}'::text[]`),
+    allowedTokens: text("allowed_tokens")
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     createdAt: ts("created_at").notNull().defaultNow(),
     deletedAt: ts("deleted_at"),
   },
