@@ -4,6 +4,7 @@ import type { TestProject } from "vitest/node";
 import { isAlive } from "../../local/child.js";
 import { startStack } from "../../local/stack.js";
 import { stopStalePostmaster } from "../../local/postgres.js";
+import { ensureChromium } from "./chromium.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -30,6 +31,9 @@ export default async function setup(project: TestProject) {
   await cleanStaleRuns();
   // One directory per run, so runs side by side (several checkouts' worth of work) never share state.
   const dataDir = path.join(ROOT, `run-${process.pid}`);
+  // The browser tests' Chromium, installed while the stack starts when it is missing.
+  const chromium = ensureChromium();
+  chromium.catch(() => {});
   const stack = await startStack({
     dataDir,
     fresh: true,
@@ -40,6 +44,10 @@ export default async function setup(project: TestProject) {
     databaseUrl: process.env.TEST_DATABASE_URL,
   });
   await stack.ponder!.waitReady(180_000);
+  await chromium.catch(async (err) => {
+    await stack.stop();
+    throw err;
+  });
   console.log(`[global-setup] stack ready in ${Date.now() - t0} ms (ponder log: ${path.relative(process.cwd(), dataDir)}/ponder.log)`);
   project.provide("stackEnv", stack.env);
   return async () => {
