@@ -5,14 +5,16 @@ import { logger, type Logger } from "../core/log.js";
 import type { AppEnv } from "./context.js";
 import { onError, STATUS } from "./errors.js";
 import { ipLimits } from "./middleware/ip-limits.js";
-import { clientIp, ipBucket, rateLimit } from "./middleware/rate-limit.js";
+import { clientIp, ipBucket, rateLimit, takeFor } from "./middleware/rate-limit.js";
 import { observe } from "./middleware/observe.js";
+import { apiDocs } from "./openapi/docs-page.js";
 import { auth } from "./routes/auth.js";
 import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
 import { metricsRoute } from "./routes/metrics.js";
 import { createDashboard } from "../web/dashboard/index.js";
 import { payPage } from "../web/pay/page.js";
+import { createPos } from "../web/pos/index.js";
 import { account, payments, paymentsV1 } from "./routes/payments.js";
 import { oracle, tokens } from "./routes/tokens.js";
 import { vaultConfig } from "./routes/vault-config.js";
@@ -43,6 +45,8 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   // Single routes at the root of the API: /health, /balance, /promo-status.
   api.route("/", health);
   api.route("/", account);
+  // GET /openapi.json and the reference page /docs with its assets (api/openapi/).
+  api.route("/", apiDocs);
 
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
@@ -54,9 +58,19 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   app.route("/", metricsRoute());
   app.route("/api", api);
   app.route("/", payPage);
+  // A flood guard per client address on the POS pages (the dashboard has its own, lent below).
+  app.use("/pos/*", rateLimit("web.requests"));
   app.route(
     "/dashboard",
     createDashboard({ clientKey: (c) => ipBucket(clientIp(c)), limit: (scope) => rateLimit(scope), statusOf: (e) => STATUS[e.kind] }),
+  );
+  app.route(
+    "/pos",
+    createPos({
+      clientKey: (c) => ipBucket(clientIp(c)),
+      takeSale: (d, merchantId) => takeFor(d, "payments.create", { merchantId }),
+      statusOf: (e) => STATUS[e.kind],
+    }),
   );
   app.onError(onError);
   return app;

@@ -1,9 +1,13 @@
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { createDb } from "../db/client.js";
 import { migrate } from "../db/migrate.js";
 import { createApiKey, createMerchant, listMerchants, type MerchantType } from "../modules/merchants/merchants.js";
+import { listApiKeys, revokeApiKey, rollApiKey } from "../modules/merchants/api-key-admin.js";
 import { createTerminal, deleteTerminal, listTerminals } from "../modules/terminals/terminals.js";
-import { readStackInfo } from "../local/stack-info.js";
+import { createCashier, deleteCashier, listCashiers } from "../modules/terminals/cashiers.js";
+import { loadConfig } from "../core/config.js";
+import { DATA_DIR, readStackInfo } from "../local/stack-info.js";
 import { withdrawPayment } from "../modules/payments/withdraw.js";
 import { recoverFunds } from "../modules/payments/recover.js";
 import { publicClients } from "../chains/clients.js";
@@ -16,9 +20,16 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   merchant create --name <name> [--email <e>] [--password <p>] [--type direct|member|partner] [--fee-bps <25-100>]
   merchant list
   apikey create --merchant <merchantId> [--name <label>]
-  terminal create --merchant <merchantId> --code <CODE> --name <display name>
+  apikey list --merchant <merchantId>
+  apikey revoke --merchant <merchantId> --key <apiKeyId>
+  apikey roll --merchant <merchantId> --key <apiKeyId> [--overlap none|1h|24h|7d]   (new key, same name; the vault moves to it)
+  terminal create --merchant <merchantId> --code <CODE> --name <display name> [--payout <address>] [--chain <chainId> --token <address>]
+      (--chain/--token: the token preselected on the POS; 0x0…0 = native coin)
   terminal list --merchant <merchantId>
   terminal delete --merchant <merchantId> --code <CODE>
+  cashier create --merchant <merchantId> --name <name> --code <CODE> [--pin <8+ digits>]   (PIN drawn when omitted; shown once)
+  cashier list --merchant <merchantId>
+  cashier delete --merchant <merchantId> --code <CODE>
   payment withdraw --merchant <merchantId> --payment <paymentId>   (manual withdraw of a partial payment)
   payment recover --merchant <merchantId> --payment <paymentId> --token <address>   (unexpected funds to the payout; 0x0…0 = native coin)
   webhook list --merchant <merchantId> [--status pending|success|failed] [--limit <1-100>]
@@ -50,6 +61,11 @@ async function main() {
       "public-id": { type: "string" },
       recipient: { type: "string" },
       "api-key-id": { type: "string" },
+      payout: { type: "string" },
+      chain: { type: "string" },
+      pin: { type: "string" },
+      key: { type: "string" },
+      overlap: { type: "string" },
     },
   });
   const url = process.env.DATABASE_URL ?? readStackInfo()?.databaseUrl;
@@ -88,8 +104,38 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
       const k = await createApiKey(db, need(s("merchant"), "merchant"), s("name"));
       return { id: k.id, merchantId: k.merchantId, name: k.name, apiKey: k.key, note: "shown once; store it now" };
     }
-    case "terminal create":
-      return createTerminal(db, need(s("merchant"), "merchant"), need(s("code"), "code"), need(s("name"), "name"));
+    case "apikey list":
+    case "apikey revoke":
+    case "apikey roll": {
+      // SECRET_KEY (if set) tells which key a legacy webhook signs with.
+      const config = { SECRET_KEY: process.env.SECRET_KEY, SECRET_KEY_PREVIOUS: process.env.SECRET_KEY_PREVIOUS };
+      const deps = { db, now: Date.now, config };
+      const merchant = need(s("merchant"), "merchant");
+      if (action === "list") return listApiKeys(deps, merchant);
+      if (action === "revoke") return revokeApiKey(deps, merchant, need(s("key"), "key"));
+      const r = await rollApiKey(deps, merchant, need(s("key"), "key"), s("overlap") ?? "24h");
+      return { ...r, note: "the new key is shown once; store it now" };
+    }
+    case "terminal create": {
+      if (s("token") && !s("chain")) throw new UsageError("--token needs --chain");
+      const defaultToken = s("chain") ? `${s("chain")}:${need(s("token"), "token")}` : undefined;
+      const chains = defaultToken ? stackChains() : [];
+      const settings = { payoutAddress: s("payout"), defaultToken };
+      return createTerminal(db, need(s("merchant"), "merchant"), need(s("code"), "code"), need(s("name"), "name"), settings, chains);
+    }
+    case "cashier create": {
+      // The server's HASH_SECRET, read as the server reads it: the PIN's hash must match what the POS computes, and
+      // in production the public development secret is refused (a PIN hashed under it could never sign in).
+      const { HASH_SECRET } = loadConfig(process.env);
+      const config = { HASH_SECRET };
+      const input = { name: need(s("name"), "name"), code: need(s("code"), "code"), pin: s("pin") };
+      const { cashier, pin } = await createCashier({ db, config }, need(s("merchant"), "merchant"), input);
+      return { ...cashier, pin, note: "the PIN is shown once; give it to the cashier now" };
+    }
+    case "cashier list":
+      return listCashiers(db, need(s("merchant"), "merchant"));
+    case "cashier delete":
+      return deleteCashier(db, need(s("merchant"), "merchant"), { code: need(s("code"), "code") });
     case "terminal list":
       return listTerminals(db, need(s("merchant"), "merchant"));
     case "terminal delete":
@@ -133,6 +179,14 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
     default:
       throw new UsageError(USAGE);
   }
+}
+
+/** The served chains (environment, or the running local stack's RPCs and deployments), to check token settings against. */
+function stackChains() {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const c of readStackInfo()?.chains ?? []) env[`RPC_URL_${c.chainId}`] ??= c.rpcUrl;
+  env.DEPLOYMENTS_FILE ??= path.join(DATA_DIR, "deployments.json");
+  return activeChains(env);
 }
 
 function fail(msg: string): never {

@@ -133,11 +133,15 @@ const schema = z.object({
   /** A listener serving GET /metrics alone (a processors-only process), on METRICS_HOST. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().default("127.0.0.1"),
-  /** `open`: anyone may create a merchant account at /dashboard/signup; `closed`: only the operator (CLI). */
-  DASHBOARD_SIGNUP: z.enum(["open", "closed"]).default("open"),
+  /** `open`: anyone may create a merchant account at /dashboard/signup; `closed`: only the operator (CLI). Default: closed in production. */
+  DASHBOARD_SIGNUP: z.enum(["open", "closed"]).optional(),
 });
 
-export type Config = z.infer<typeof schema> & { baseUrl: string; appUrl: string };
+export type Config = Omit<z.infer<typeof schema>, "DASHBOARD_SIGNUP"> & {
+  baseUrl: string;
+  appUrl: string;
+  DASHBOARD_SIGNUP: "open" | "closed";
+};
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const c = schema.parse(env);
@@ -146,5 +150,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (c.NODE_ENV === "production" && c.HASH_SECRET === DEV_HASH_SECRET) throw new Error("HASH_SECRET must be set in production");
   if (c.NODE_ENV === "production" && !c.SECRET_KEY)
     throw new Error(`SECRET_KEY must be set in production: it encrypts webhook secrets at rest. It is ${SECRET_KEY_FORMAT}`);
-  return { ...c, baseUrl, appUrl };
+  const signup = c.DASHBOARD_SIGNUP ?? (c.NODE_ENV === "production" ? "closed" : "open");
+  return { ...c, baseUrl, appUrl, DASHBOARD_SIGNUP: signup };
 }

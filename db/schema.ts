@@ -281,7 +281,12 @@ export const settlements = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("settlements_signer_nonce_idx").on(t.chainId, t.signer, t.nonce), index("settlements_status_idx").on(t.status)],
+  (t) => [
+    uniqueIndex("settlements_signer_nonce_idx").on(t.chainId, t.signer, t.nonce),
+    index("settlements_status_idx").on(t.status),
+    // "Which sweeps carry this payment" (settlement send, payment detail): `payment_ids @> ARRAY[$1]::uuid[]`.
+    index("settlements_payment_ids_idx").using("gin", t.paymentIds),
+  ],
 );
 
 /**

@@ -44,6 +44,8 @@ export const LIMITS = {
   "auth.login": { limit: 20, by: "ip", message: TOO_MANY_LOGINS },
   /** POST /dashboard/signup: accounts an address may create. */
   "dashboard.signup": { limit: 5, by: "ip" },
+  /** Every /dashboard and /pos request of an address (pages, forms, assets): a flood guard. */
+  "web.requests": { limit: 1200, by: "ip" },
   /** Every /api request of an address (api/middleware/ip-limits.ts): a flood guard above one merchant's budgets (~1,600). */
   requests: { limit: 3000, by: "ip" },
   /** Requests of an address whose `x-api-key` matches no active key (ip-limits.ts). */

@@ -43,7 +43,7 @@ export async function deleteSession(db: Db, token: string): Promise<void> {
 }
 
 // The e-mail is only looked up: any address an account was created with must be able to log in.
-const loginForm = z.object({ email: z.string().min(1), password: z.string().min(1) });
+export const loginForm = z.object({ email: z.string().min(1), password: z.string().min(1) });
 
 /** Checked when no account matches, so an unknown e-mail costs as much as a wrong password (no account discovery by timing). */
 let dummyHash: Promise<string> | undefined;

@@ -57,7 +57,8 @@ const time = (name: string) =>
     return ms;
   });
 
-const query = z
+/** The query of GET /v1/payments (and GraphQL `payments`); api/openapi documents it from this very schema. */
+export const listPaymentsQuery = z
   .object({
     limit: z
       .string()
@@ -89,7 +90,7 @@ const invalidQuery = (message: string) => new Invalid(message, "invalid_query");
  */
 export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<string, string>): Promise<PaymentPage> {
   const merchantId = (await authenticate(deps, caller)).id;
-  const parsed = query.safeParse(raw);
+  const parsed = listPaymentsQuery.safeParse(raw);
   if (!parsed.success) throw invalidQuery(parsed.error.issues[0]?.message ?? "invalid query");
   const q = parsed.data;
   const limit = q.limit ?? 100;

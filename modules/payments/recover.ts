@@ -1,4 +1,5 @@
-import { getAddress, isAddress, type Hex } from "viem";
+import { getAddress, type Hex } from "viem";
+import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound, Unavailable } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
@@ -25,6 +26,18 @@ type RecoveryRow = { id: string; payment_id: string; token: string; status: stri
 
 const OPEN = `(${OPEN_RECOVERY_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
+const INVALID_TOKEN = "Invalid token address format";
+/** POST /v1/payments/{paymentId}/recover `{token}`: a token contract, or the zero address for the native coin (lowercased). */
+export const recoverFundsBody = z.object(
+  {
+    token: z
+      .string({ error: INVALID_TOKEN })
+      .regex(/^0x[0-9a-fA-F]{40}$/, INVALID_TOKEN) // viem's isAddress, not strict: any case
+      .transform((t) => t.toLowerCase() as Hex),
+  },
+  { error: INVALID_TOKEN },
+);
+
 /**
  * POST /v1/payments/{paymentId}/recover, GraphQL `recoverFunds` and `cli payment recover`: the caller, the
  * token (400), the payment (404, also for another merchant's), then something to recover in that token (409).
@@ -38,9 +51,9 @@ export async function recoverFunds(
   body: unknown,
 ): Promise<FundRecovery> {
   const merchant = await authenticate(deps, caller);
-  const raw = typeof body === "object" && body !== null ? (body as Record<string, unknown>).token : undefined;
-  if (typeof raw !== "string" || !isAddress(raw, { strict: false })) throw new Invalid("Invalid token address format");
-  const token = raw.toLowerCase() as Hex;
+  const parsed = recoverFundsBody.safeParse(body);
+  if (!parsed.success) throw new Invalid(INVALID_TOKEN);
+  const { token } = parsed.data;
   if (!isUuid(paymentId)) throw new NotFound("Payment not found");
   const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 AND merchant_id = $2`, [
     paymentId,

@@ -9,7 +9,7 @@ import { parseCustomPriceUsd } from "../pricing/resolve.js";
 const MAX_DATE_MS = 8_640_000_000_000_000;
 
 /** Shape and limits of POST /payments; any violation is `Invalid form data`. String limits count characters (code points). */
-const body = z.object({
+export const createPaymentBody = z.object({
   merchant: z.string(),
   chainId: z.union([z.string(), z.number().int()]).transform(String),
   token: z.string(),
@@ -64,7 +64,7 @@ const fractionDigits = (v: string) => (v.includes(".") ? v.length - v.indexOf(".
 
 /** The spec's checks in the spec's order; the first failing one is thrown as `Invalid`. */
 export function validateCreatePayment(raw: unknown, ctx: ValidationContext): CreatePaymentInput {
-  const parsed = body.safeParse(raw);
+  const parsed = createPaymentBody.safeParse(raw);
   if (!parsed.success) throw new Invalid("Invalid form data");
   const b = parsed.data;
   if (b.expiresAt != null && b.expiresAt <= ctx.now) throw new Invalid("Invalid form data");

@@ -1,8 +1,10 @@
-import { isAddress, type Address } from "viem";
+import type { Address } from "viem";
+import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { chainInfo } from "../../chains/registry.js";
 import { Failed, Invalid, NotFound } from "../../core/errors.js";
 import { formatPrice18 } from "../../core/money.js";
+import { firstIssue } from "../../core/zod-issues.js";
 import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "./oracle.js";
 import { lookupTokenPrice } from "./resolve.js";
 import { lookupTokenMetadata } from "./token-metadata.js";
@@ -35,20 +37,42 @@ import { lookupTokenMetadata } from "./token-metadata.js";
 type Query = Record<string, string | undefined>;
 type LookupDeps = Pick<AppDeps, "config" | "chains" | "clients" | "now">;
 
-function chainAndAddress(q: Query): { chainId: number; address: Address } {
-  const chainId = q.chainId?.trim();
-  const address = q.address?.trim();
-  if (!chainId || !address) throw new Invalid("chainId and address are required");
-  if (!/^[0-9]+$/.test(chainId)) throw new Invalid("chainId must be a number");
-  if (!isAddress(address, { strict: false })) throw new Invalid("Invalid token address");
-  return { chainId: Number(chainId), address: address.toLowerCase() as Address };
+const REQUIRED = "chainId and address are required";
+/** A query parameter, trimmed; empty counts as missing. */
+const given = z.string({ error: REQUIRED }).trim().min(1, REQUIRED);
+
+/** GET /tokens/metadata `?chainId&address`: a missing one first, then chainId (decimal digits), then the address. */
+export const tokenMetadataQuery = z.object({
+  chainId: given.regex(/^[0-9]+$/, "chainId must be a number").transform(Number),
+  address: given
+    .regex(/^0x[0-9a-fA-F]{40}$/, "Invalid token address") // viem's isAddress, not strict: any case
+    .transform((a) => a.toLowerCase() as Address),
+});
+
+/** GET /tokens/price `?chainId&address[&symbol]` (tokenMetadataQuery's checks; `symbol` upper-cased, empty as absent). */
+export const tokenPriceQuery = tokenMetadataQuery.extend({
+  symbol: z
+    .string()
+    .transform((s) => s.trim().toUpperCase() || null)
+    .optional(),
+});
+
+/** GET /oracle/price `?symbol`. */
+export const oraclePriceQuery = z.object({
+  symbol: z.string({ error: "Symbol parameter is required" }).trim().min(1, "Symbol parameter is required"),
+});
+
+/** A lookup's query read with its schema: `chainId and address are required` before any other problem. */
+function lookupQuery<S extends z.ZodObject>(schema: S, q: Query): z.output<S> {
+  const parsed = schema.safeParse(q);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues;
+  throw new Invalid((issues.find((i) => i.message === REQUIRED) ?? firstIssue(issues, Object.keys(schema.shape))).message);
 }
 
 /** GET /tokens/price. */
 export async function tokenPrice(deps: LookupDeps, q: Query) {
-  const { chainId, address } = chainAndAddress(q);
-  const symbolRaw = q.symbol?.trim();
-  const symbol = symbolRaw ? symbolRaw.toUpperCase() : null;
+  const { chainId, address, symbol = null } = lookupQuery(tokenPriceQuery, q);
   if (!chainInfo(chainId)) throw new NotFound("Price not available for this token");
   const r = await lookupTokenPrice({ deps, chainId, token: { address, symbol, kind: "token", oracleSymbol: symbol } });
   if (r.status === "unavailable") throw new Failed("Failed to fetch token price");
@@ -58,7 +82,7 @@ export async function tokenPrice(deps: LookupDeps, q: Query) {
 
 /** GET /tokens/metadata. */
 export async function tokenMetadata(deps: LookupDeps, q: Query) {
-  const { chainId, address } = chainAndAddress(q);
+  const { chainId, address } = lookupQuery(tokenMetadataQuery, q);
   const r = await lookupTokenMetadata(deps, chainId, address);
   if (r.status === "not_token") throw new Invalid("Cannot read token contract");
   if (r.status === "error") throw new Failed("Failed to fetch token metadata");
@@ -77,9 +101,7 @@ export async function tokenMetadata(deps: LookupDeps, q: Query) {
 
 /** GET /oracle/price: the default oracle's price of a symbol. */
 export async function oraclePrice(deps: LookupDeps, q: Query) {
-  const raw = q.symbol?.trim();
-  if (!raw) throw new Invalid("Symbol parameter is required");
-  const symbol = normalizeOracleSymbol(raw);
+  const symbol = normalizeOracleSymbol(lookupQuery(oraclePriceQuery, q).symbol);
   const o = await readOraclePrice(deps, symbol).catch((e: unknown) => {
     throw e instanceof OracleUnavailableError ? new Failed("Failed to fetch price") : e;
   });

@@ -62,7 +62,10 @@ export async function reopenUnfunded(deps: AppDeps, chain: ActiveChain, rows: Pa
       // Another replica may have signed a sweep since we read the balance (the wallet is empty because it was
       // swept): the payment row is locked first, as the signer's claim does, then checked.
       await client.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [p.id]);
-      const covered = await client.query(`SELECT 1 FROM settlements WHERE $1 = ANY(payment_ids) AND status IN ${COVERING} LIMIT 1`, [p.id]);
+      const covered = await client.query(
+        `SELECT 1 FROM settlements WHERE payment_ids @> ARRAY[$1]::uuid[] AND status IN ${COVERING} LIMIT 1`,
+        [p.id],
+      );
       if (covered.rowCount) return;
       const done =
         p.status === "withdrawing"

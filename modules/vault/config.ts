@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
-import { Conflict, Invalid, NotFound } from "../../core/errors.js";
+import { Conflict, NotFound } from "../../core/errors.js";
+import { objectError } from "../../core/zod-issues.js";
 import { withTransaction } from "../../db/client.js";
 import type { Caller } from "../merchants/authenticate.js";
 import {
@@ -15,12 +17,14 @@ import {
   type VaultRow,
 } from "./config-access.js";
 import {
-  objectBody,
-  onlyFields,
-  parseBusinessName,
-  parseIsActive,
-  parseTokenToEnable,
-  parseWalletAddress,
+  businessNameField,
+  DUPLICATE,
+  isActiveField,
+  NOT_AN_OBJECT,
+  NOTHING,
+  parseVaultBody,
+  tokenToEnableItem,
+  walletAddressField,
   type TokenToEnable,
 } from "./config-parse.js";
 import { resolveVaultToken, upsertVaultTokens } from "./tokens.js";
@@ -56,18 +60,49 @@ const OPERATOR_FIELDS = ["feeBps", "feeRecipient"];
 /** `vlt_` + 128 random bits, base64url: URL-safe, not guessable, unrelated to the row id. */
 export const newPublicId = () => `vlt_${randomBytes(16).toString("base64url")}`;
 
-function parseEnabledTokens(v: unknown): TokenToEnable[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw new Invalid("enabledTokens must be an array");
-  if (v.length > MAX_VAULT_TOKENS) throw new Invalid(`enabledTokens must have at most ${MAX_VAULT_TOKENS} tokens`);
-  const out: TokenToEnable[] = [];
-  v.forEach((item, i) => {
-    const t = parseTokenToEnable(item, `enabledTokens[${i}]: `);
-    if (out.some((o) => o.chainId === t.chainId && o.token === t.token)) throw new Invalid(`enabledTokens[${i}]: duplicate token`);
-    out.push(t);
+/** Items that name a token an earlier item named (same chain and address), each an issue of its own place. */
+function duplicates(items: TokenToEnable[], ctx: z.RefinementCtx<TokenToEnable[]>) {
+  if (!Array.isArray(items)) return; // not a list: that is the problem reported
+  const seen = new Set<string>();
+  items.forEach((t: Partial<TokenToEnable> | null, i) => {
+    // An item with problems of its own is here as it came: those problems are reported before its duplicate.
+    if (typeof t?.chainId !== "number" || typeof t.token !== "string") return;
+    const key = `${t.chainId}:${t.token.toLowerCase()}`;
+    if (seen.has(key)) ctx.addIssue({ code: "custom", message: "duplicate token", input: t, path: [i, DUPLICATE] });
+    seen.add(key);
   });
-  return out;
 }
+
+/**
+ * POST /vault/v1/config `{businessName, walletAddress, enabledTokens?}` (`feeBps` and `feeRecipient` are the
+ * operator's). Reported in this order: name, wallet, unknown fields, then `enabledTokens` item by item.
+ */
+export const createVaultBody = z.strictObject(
+  {
+    businessName: businessNameField,
+    walletAddress: walletAddressField,
+    enabledTokens: z
+      .array(tokenToEnableItem, { error: "enabledTokens must be an array" })
+      .max(MAX_VAULT_TOKENS, `enabledTokens must have at most ${MAX_VAULT_TOKENS} tokens`)
+      // Run even when an item failed: a duplicate before that item is reported first.
+      .superRefine(duplicates, { when: () => true })
+      .nullable()
+      .optional(),
+  },
+  { error: objectError(NOT_AN_OBJECT, OPERATOR_FIELDS) },
+);
+
+/** PATCH /vault/v1/config `{businessName?, walletAddress?, isActive?}`: at least one, nothing else. */
+export const updateVaultBody = z
+  .strictObject(
+    { businessName: businessNameField.optional(), walletAddress: walletAddressField.optional(), isActive: isActiveField.optional() },
+    { error: objectError(NOT_AN_OBJECT, OPERATOR_FIELDS) },
+  )
+  .refine((b) => Object.keys(b).length > 0, {
+    message: "Nothing to update: give businessName, walletAddress and/or isActive",
+    path: [NOTHING],
+  })
+  .meta({ description: "At least one field" });
 
 /**
  * POST /vault/v1/config: creates the vault of the caller's API key, with the default fee (25 bps) and the
@@ -75,11 +110,8 @@ function parseEnabledTokens(v: unknown): TokenToEnable[] {
  */
 export async function createVault(deps: ConfigDeps, caller: Caller, raw: unknown): Promise<VaultConfiguration> {
   const owner = await keyOwner(deps, caller);
-  const body = objectBody(raw);
-  const businessName = parseBusinessName(body.businessName);
-  const walletAddress = parseWalletAddress(body.walletAddress);
-  onlyFields(body, ["businessName", "walletAddress", "enabledTokens"], OPERATOR_FIELDS);
-  const wanted = parseEnabledTokens(body.enabledTokens);
+  const { businessName, walletAddress, enabledTokens } = parseVaultBody(createVaultBody, raw, "config");
+  const wanted = enabledTokens ?? [];
 
   const exists = await deps.db.pool.query(`SELECT 1 FROM vault_configs WHERE api_key_id = $1`, [owner.apiKeyId]);
   if (exists.rowCount) throw new Conflict(VAULT_ALREADY_CONFIGURED);
@@ -115,12 +147,10 @@ export async function getVault(deps: Pick<AppDeps, "db">, caller: Caller): Promi
  */
 export async function updateVault(deps: Pick<AppDeps, "db" | "now">, caller: Caller, raw: unknown): Promise<VaultConfiguration> {
   const owner = await keyOwner(deps, caller);
-  const body = objectBody(raw);
-  onlyFields(body, ["businessName", "walletAddress", "isActive"], OPERATOR_FIELDS);
-  if (!Object.keys(body).length) throw new Invalid("Nothing to update: give businessName, walletAddress and/or isActive");
-  const businessName = body.businessName === undefined ? null : parseBusinessName(body.businessName);
-  const walletAddress = body.walletAddress === undefined ? null : parseWalletAddress(body.walletAddress);
-  const isActive = body.isActive === undefined ? null : parseIsActive(body.isActive);
+  const body = parseVaultBody(updateVaultBody, raw, "update");
+  const businessName = body.businessName ?? null;
+  const walletAddress = body.walletAddress ?? null;
+  const isActive = body.isActive ?? null;
   const at = new Date(deps.now());
   return withTransaction(deps.db, async (client) => {
     const { rows } = await client.query<VaultRow>(

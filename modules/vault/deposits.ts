@@ -1,11 +1,13 @@
 import type pg from "pg";
+import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
+import { firstIssue } from "../../core/zod-issues.js";
 import type { Caller } from "../merchants/authenticate.js";
 import { enqueueVaultWebhook, type VaultWebhookEvent } from "../webhooks/outbox.js";
 import { vaultOfCaller } from "./config-access.js";
-import { parseExternalUserId } from "./users.js";
+import { externalUserIdField } from "./users.js";
 import {
   DEPOSIT_STATUSES,
   depositView,
@@ -78,13 +80,18 @@ export function retryDelayMs(attempts: number): number {
 
 type ListQuery = Record<string, string | undefined>;
 
-/** `limit`: digits only, 1-100, default 50. */
-function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEPOSITS_DEFAULT_LIMIT;
-  const n = /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= DEPOSITS_MAX_LIMIT)) throw new Invalid(`limit must be an integer between 1 and ${DEPOSITS_MAX_LIMIT}`);
-  return n;
-}
+const LIMIT_MESSAGE = `limit must be an integer between 1 and ${DEPOSITS_MAX_LIMIT}`;
+/** GET /vault/v1/deposits `?limit&status&externalUserId` (query strings), checked in that order. */
+export const vaultDepositsQuery = z.object({
+  limit: z
+    .string({ error: LIMIT_MESSAGE })
+    .regex(/^\d{1,4}$/, LIMIT_MESSAGE)
+    .transform(Number)
+    .pipe(z.number().min(1, LIMIT_MESSAGE).max(DEPOSITS_MAX_LIMIT, LIMIT_MESSAGE))
+    .optional(),
+  status: z.enum(DEPOSIT_STATUSES, { error: `status must be one of: ${DEPOSIT_STATUSES.join(", ")}` }).optional(),
+  externalUserId: externalUserIdField.optional(),
+});
 
 /**
  * GET /vault/v1/deposits and GraphQL `vaultDeposits`: the caller's vault's deposits, newest first, filtered by
@@ -96,11 +103,9 @@ export async function listVaultDeposits(
   query: ListQuery,
 ): Promise<{ deposits: Deposit[]; total: number }> {
   const vault = await vaultOfCaller(deps, caller);
-  const limit = parseLimit(query.limit);
-  const status = query.status;
-  if (status !== undefined && !(DEPOSIT_STATUSES as readonly string[]).includes(status))
-    throw new Invalid(`status must be one of: ${DEPOSIT_STATUSES.join(", ")}`);
-  const user = query.externalUserId === undefined ? undefined : parseExternalUserId(query.externalUserId);
+  const parsed = vaultDepositsQuery.safeParse(query);
+  if (!parsed.success) throw new Invalid(firstIssue(parsed.error.issues, Object.keys(vaultDepositsQuery.shape)).message);
+  const { limit = DEPOSITS_DEFAULT_LIMIT, status, externalUserId: user } = parsed.data;
   const where = [`d.vault_id = $1`, `d.status <> 'dropped'`];
   const args: unknown[] = [vault.id];
   if (status) where.push(`d.status = $${args.push(status)}`);

@@ -16,7 +16,7 @@ import {
   VAULT_NOT_CONFIGURED,
   type VaultRow,
 } from "./config-access.js";
-import { parseTokenToEnable, parseTokenToRemove, type TokenToEnable } from "./config-parse.js";
+import { parseVaultBody, tokenToEnableBody, tokenToRemoveBody, type TokenToEnable } from "./config-parse.js";
 import { MAX_VAULT_TOKENS, type SupportedToken, type VaultConfiguration, type VaultToken } from "./types.js";
 
 // The tokens a vault accepts: POST/DELETE /vault/v1/config/tokens, the `enabledTokens` of POST /config,
@@ -72,7 +72,7 @@ export async function addVaultToken(
   body: unknown,
 ): Promise<{ added: boolean; config: VaultConfiguration }> {
   const { apiKeyId } = await keyOwner(deps, caller);
-  const input = parseTokenToEnable(body);
+  const input = parseVaultBody(tokenToEnableBody, body, "token");
   // The vault must exist before the chain is asked anything.
   await vaultOfCaller(deps, caller);
   const token = await resolveVaultToken(deps, input);
@@ -93,7 +93,7 @@ export async function addVaultToken(
  */
 export async function removeVaultToken(deps: TokenDeps, caller: Caller, body: unknown): Promise<VaultConfiguration> {
   const { apiKeyId } = await keyOwner(deps, caller);
-  const input = parseTokenToRemove(body);
+  const input = parseVaultBody(tokenToRemoveBody, body, "token");
   return withTransaction(deps.db, async (client) => {
     const vault = await lockCallersVault(client, apiKeyId);
     const { rowCount } = await client.query(`DELETE FROM vault_tokens WHERE vault_id = $1 AND chain_id = $2 AND token_address = $3`, [

@@ -1,12 +1,14 @@
 import { getAddress, isAddress, type Address } from "viem";
+import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
+import { firstIssue, objectError } from "../../core/zod-issues.js";
 import { computeWalletAddress, vaultSalt } from "../../chains/deposit-address.js";
 import { withTransaction } from "../../db/client.js";
 import { registerAddress } from "../addresses/registry.js";
 import type { Caller } from "../merchants/authenticate.js";
 import { findVaultToken, vaultOfCaller } from "./config-access.js";
-import { checkVaultChain, MAX_CHAIN_ID, objectBody, onlyFields, parseChainId } from "./config-parse.js";
+import { MAX_CHAIN_ID, NOT_AN_OBJECT, parseVaultBody, vaultChainIdField } from "./config-parse.js";
 import { VAULT_ACTIVE_CHAINS } from "./types.js";
 
 // Vault users: POST /vault/v1/users hands out a user's deposit address, GET /vault/v1/users reports what the user
@@ -44,22 +46,45 @@ type UserRow = {
 const CONTROL = /\p{Cc}/u;
 /** `externalUserId` is at most 100 characters (the spec's recommendation, enforced). */
 export const EXTERNAL_USER_ID_MAX = 100;
+const USER_ID_TOO_LONG = `externalUserId must be at most ${EXTERNAL_USER_ID_MAX} characters`;
 
-/** `externalUserId`: a non-blank string of at most 100 characters, no control characters (it reaches webhooks and logs). */
-export function parseExternalUserId(v: unknown): string {
-  if (v === undefined || v === null || (typeof v === "string" && v.trim() === "")) throw new Invalid("externalUserId is required");
-  if (typeof v !== "string") throw new Invalid("externalUserId must be a string");
-  if (v.length > EXTERNAL_USER_ID_MAX) throw new Invalid(`externalUserId must be at most ${EXTERNAL_USER_ID_MAX} characters`);
-  if (CONTROL.test(v)) throw new Invalid("externalUserId must not contain control characters");
-  return v;
-}
+/**
+ * `externalUserId`: a non-blank string of at most 100 characters (UTF-16 units), no control characters (it reaches
+ * webhooks and logs); kept as given (not trimmed).
+ */
+export const externalUserIdField = z
+  .string({ error: (iss) => (iss.input == null ? "externalUserId is required" : "externalUserId must be a string") })
+  .refine((s) => s.trim() !== "", "externalUserId is required")
+  .max(EXTERNAL_USER_ID_MAX, USER_ID_TOO_LONG)
+  .refine((s) => s.length <= EXTERNAL_USER_ID_MAX, USER_ID_TOO_LONG)
+  .refine((s) => !CONTROL.test(s), "externalUserId must not contain control characters");
 
-/** `tokenAddress`: `0x` + 40 hex characters (mixed case must be a valid checksum). */
-function parseTokenAddress(v: unknown): Address {
-  if (v === undefined || v === null || v === "") throw new Invalid("tokenAddress is required");
-  if (typeof v !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(v) || !isAddress(v)) throw new Invalid("Invalid token address");
-  return getAddress(v);
-}
+/** `tokenAddress`: `0x` + 40 hex characters (mixed case must be a valid checksum); the output is checksummed. */
+const tokenAddressField = z
+  .string({ error: (iss) => (iss.input == null ? "tokenAddress is required" : "Invalid token address") })
+  .min(1, "tokenAddress is required")
+  .regex(/^0x[0-9a-fA-F]{40}$/, "Invalid token address")
+  .refine((s) => isAddress(s), "Invalid token address")
+  .transform((s) => getAddress(s));
+
+/** POST /vault/v1/users `{externalUserId, chainId, tokenAddress}`; unknown fields are reported after these three. */
+export const createVaultUserBody = z.strictObject(
+  { externalUserId: externalUserIdField, chainId: vaultChainIdField, tokenAddress: tokenAddressField },
+  { error: objectError(NOT_AN_OBJECT) },
+);
+
+const CHAIN_ID_MESSAGE = "chainId must be a positive integer number";
+/** GET /vault/v1/users `?externalUserId=…[&chainId=…][&tokenAddress=…]` (query strings), checked in that order. */
+export const vaultUserQuery = z.object({
+  externalUserId: externalUserIdField,
+  chainId: z
+    .string({ error: CHAIN_ID_MESSAGE })
+    .regex(/^[1-9]\d{0,9}$/, CHAIN_ID_MESSAGE)
+    .refine((s) => Number(s) <= MAX_CHAIN_ID, CHAIN_ID_MESSAGE)
+    .transform(Number)
+    .optional(),
+  tokenAddress: tokenAddressField.optional(),
+});
 
 /**
  * POST /vault/v1/users `{externalUserId, chainId, tokenAddress}`: the user's deposit address on that chain for the
@@ -75,12 +100,7 @@ export async function createVaultUser(
   raw: unknown,
 ): Promise<VaultDepositAddress> {
   const vault = await vaultOfCaller(deps, caller);
-  const body = objectBody(raw);
-  const externalUserId = parseExternalUserId(body.externalUserId);
-  const chainId = parseChainId(body.chainId);
-  checkVaultChain(chainId);
-  const tokenAddress = parseTokenAddress(body.tokenAddress);
-  onlyFields(body, ["externalUserId", "chainId", "tokenAddress"]);
+  const { externalUserId, chainId, tokenAddress } = parseVaultBody(createVaultUserBody, raw, "user");
   const chain = deps.chains.find((c) => c.chainId === chainId);
   if (!chain?.factory) throw new Invalid(`Chain ${chainId} is not served by this deployment`);
   const token = await findVaultToken(deps.db.pool, vault.id, chainId, tokenAddress);
@@ -159,14 +179,9 @@ export async function getVaultUser(
   query: Record<string, string | undefined>,
 ): Promise<VaultUserInfo> {
   const vault = await vaultOfCaller(deps, caller);
-  const externalUserId = parseExternalUserId(query.externalUserId);
-  let chainId: number | undefined;
-  if (query.chainId !== undefined) {
-    if (!/^[1-9]\d{0,9}$/.test(query.chainId) || Number(query.chainId) > MAX_CHAIN_ID)
-      throw new Invalid("chainId must be a positive integer number");
-    chainId = Number(query.chainId);
-  }
-  const tokenFilter = query.tokenAddress === undefined ? undefined : parseTokenAddress(query.tokenAddress);
+  const parsed = vaultUserQuery.safeParse(query);
+  if (!parsed.success) throw new Invalid(firstIssue(parsed.error.issues, Object.keys(vaultUserQuery.shape)).message);
+  const { externalUserId, chainId, tokenAddress: tokenFilter } = parsed.data;
   const args: unknown[] = [vault.id, externalUserId];
   const { rows } = await deps.db.pool.query<UserRow>(
     `SELECT * FROM vault_users WHERE vault_id = $1 AND external_user_id = $2 ${chainId ? `AND chain_id = $${args.push(chainId)}` : ""}

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Invalid, NotFound } from "../../core/errors.js";
 import type { Caller } from "../merchants/authenticate.js";
@@ -10,7 +11,7 @@ import {
   viewVaultWebhookConfig,
 } from "../webhooks/vault-config.js";
 import { keyOwner, vaultOfCaller } from "./config-access.js";
-import { objectBody } from "./config-parse.js";
+import { NOT_AN_OBJECT } from "./config-parse.js";
 
 // /vault/v1/config/webhooks: the webhook of the caller's vault, with the secret rules of payment webhooks
 // (`whsec_…`, whole only when created and when regenerated, masked on every other read).
@@ -37,16 +38,25 @@ export async function putVaultWebhook(deps: WebhookDeps, caller: Caller, body: u
   return { created, webhook: viewVaultWebhookConfig(row, { revealSecret: created }) };
 }
 
+const UNKNOWN_ACTION = 'Unknown action; expected no body or {"action": "regenerate-secret"}';
+
+/** POST /vault/v1/config/webhooks: no body, `{}` or `{"action": "regenerate-secret"}` (the payment webhooks' form). */
+export const regenerateVaultWebhookBody = z
+  .strictObject(
+    { action: z.literal("regenerate-secret", { error: UNKNOWN_ACTION }).optional() },
+    { error: (iss) => (iss.code === "unrecognized_keys" ? UNKNOWN_ACTION : NOT_AN_OBJECT) },
+  )
+  .optional();
+
 /**
  * POST: a new secret, shown whole once; the old one stops signing at once (retries included). The body may
  * be empty, `{}` or `{"action": "regenerate-secret"}` (the payment webhooks' form).
  */
 export async function regenerateVaultWebhook(deps: WebhookDeps, caller: Caller, raw: unknown): Promise<VaultWebhookView> {
   await keyOwner(deps, caller);
-  const body = objectBody(raw);
-  const keys = Object.keys(body);
-  if (keys.some((k) => k !== "action") || (body.action !== undefined && body.action !== "regenerate-secret"))
-    throw new Invalid('Unknown action; expected no body or {"action": "regenerate-secret"}');
+  const parsed = regenerateVaultWebhookBody.safeParse(raw);
+  // Not an object is the only issue of its body; every other problem is the unknown action.
+  if (!parsed.success) throw new Invalid(parsed.error.issues[0]!.message);
   const vault = await vaultOfCaller(deps, caller);
   const row = await regenerateVaultWebhookSecret(deps, vault.id, deps.now());
   if (!row) throw new NotFound(VAULT_WEBHOOK_NOT_CONFIGURED);

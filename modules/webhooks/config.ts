@@ -1,11 +1,13 @@
+import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
+import { firstIssue, objectError, UNKNOWN_FIELDS } from "../../core/zod-issues.js";
 import { withTransaction } from "../../db/client.js";
 import type { SecretBox } from "../../core/secret-box.js";
-import { DEFAULT_PAYMENT_EVENTS, PAYMENT_EVENTS, parseEventList, type PaymentEventName } from "./events.js";
+import { DEFAULT_PAYMENT_EVENTS, eventListError, eventListField, PAYMENT_EVENTS } from "./events.js";
 import { boxOf, openField, sealField } from "./sealed.js";
 import { generateWebhookSecret, maskSecret } from "./secret.js";
-import { checkWebhookTarget, parseWebhookUrl } from "./url-policy.js";
+import { checkWebhookTarget, webhookUrlField } from "./url-policy.js";
 
 // Payment webhook configuration (one per merchant): the service side of `/v1/webhooks`. `secret` and
 // `legacy_api_key` are stored sealed with SECRET_KEY (./sealed.ts); the functions here return rows opened.
@@ -72,50 +74,64 @@ export function openWebhookConfigRow(box: SecretBox, row: WebhookConfigRow): Web
   };
 }
 
-const unwrap = <T extends { ok: true }>(r: T | { ok: false; error: string }): T => {
-  if (!r.ok) throw new Invalid(r.error);
-  return r;
-};
+/** `isActive` of a webhook body. */
+export const isActiveField = z.boolean({ error: "isActive must be a boolean" });
 
 /**
- * What both webhook kinds accept, checked in this order: a JSON object (with `known`, no other field), an
- * HTTPS `url` that is public unless private targets are allowed, `events` among `allowed` (null or absent:
- * `defaultEvents` where given), `isActive`.
- * Throws Invalid with the first problem.
+ * PUT /v1/webhooks: `{url, events?, isActive?, legacy?}` and nothing else; validatePutWebhook reads bodies with it
+ * (api/openapi documents it from this object).
  */
-export async function validateWebhookFields<T extends string>(
+export const putWebhookBody = z.strictObject(
+  {
+    url: webhookUrlField,
+    events: eventListField(PAYMENT_EVENTS).optional(),
+    isActive: isActiveField.optional(),
+    legacy: z.literal(true, { error: "legacy may only be true (a webhook signed with the API key of this request)" }).optional(),
+  },
+  { error: objectError("Body must be a JSON object") },
+);
+
+/** POST /v1/webhooks: `{action: "regenerate-secret"}` (other fields are ignored). */
+export const regenerateSecretBody = z.object(
+  { action: z.literal("regenerate-secret", { error: 'Unknown action; expected {"action": "regenerate-secret"}' }) },
+  { error: 'Unknown action; expected {"action": "regenerate-secret"}' },
+);
+
+/** The order the checks of a webhook body report in: unknown fields, `url` (then where it points), then the rest. */
+const WEBHOOK_BODY_ORDER = [UNKNOWN_FIELDS, "url", "events", "isActive", "legacy"];
+
+/**
+ * A webhook body (both kinds) read with `schema`, whose `url` is webhookUrlField and `events` an eventListField of
+ * `allowed`. The first problem is thrown as Invalid, in the order of WEBHOOK_BODY_ORDER; where the URL points
+ * (public unless private targets are allowed: DNS) is checked after its syntax and before the other fields.
+ * @example await validateWebhookBody(putWebhookBody, {url: "https://shop.example/h"}, {allowPrivate: false, allowed: PAYMENT_EVENTS})
+ */
+export async function validateWebhookBody<S extends z.ZodType<{ url: string }>>(
+  schema: S,
   raw: unknown,
-  opts: { allowPrivate: boolean; allowed: readonly T[]; defaultEvents?: readonly T[]; known?: readonly string[] },
-): Promise<{ body: Record<string, unknown>; url: string; events?: T[]; isActive?: boolean }> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Invalid("Body must be a JSON object");
-  const body = raw as Record<string, unknown>;
-  const extra = opts.known ? Object.keys(body).filter((k) => !opts.known!.includes(k)) : [];
-  if (extra.length) throw new Invalid(`Unknown field${extra.length > 1 ? "s" : ""}: ${extra.join(", ")}`);
-  const url = unwrap(parseWebhookUrl(body.url)).url;
-  unwrap(await checkWebhookTarget(url, opts));
-  const given = opts.defaultEvents ? (body.events ?? opts.defaultEvents) : body.events;
-  const events = given === undefined ? undefined : unwrap(parseEventList(given, opts.allowed)).events;
-  if (body.isActive !== undefined && typeof body.isActive !== "boolean") throw new Invalid("isActive must be a boolean");
-  return { body, url: url.href, events, isActive: body.isActive as boolean | undefined };
+  opts: { allowPrivate: boolean; allowed: readonly string[] },
+): Promise<z.output<S>> {
+  const parsed = schema.safeParse(raw);
+  const issues = parsed.success ? [] : parsed.error.issues;
+  const first = issues.length ? firstIssue(issues, WEBHOOK_BODY_ORDER) : undefined;
+  // Not an object, unknown fields, a bad url: reported before the URL's target is looked up.
+  if (first && (first.path.length === 0 || first.path[0] === "url")) throw new Invalid(first.message);
+  const url = new URL(webhookUrlField.parse((raw as Record<string, unknown>).url));
+  const target = await checkWebhookTarget(url, opts);
+  if (!target.ok) throw new Invalid(target.error);
+  if (!parsed.success) {
+    if (first!.path[0] !== "events") throw new Invalid(first!.message);
+    const ofEvents = issues.filter((i) => i.path[0] === "events").map((i) => ({ ...i, path: i.path.slice(1) }));
+    throw new Invalid(eventListError(ofEvents, (raw as Record<string, unknown>).events, opts.allowed));
+  }
+  return parsed.data;
 }
 
-export type PutWebhookInput = { url: string; events?: PaymentEventName[]; isActive?: boolean; legacy?: true };
+export type PutWebhookInput = z.output<typeof putWebhookBody>;
 
-/** PUT body: `{url, events?, isActive?, legacy?}`; the URL must be HTTPS and (unless allowed) public. Throws Invalid. */
+/** PUT body (putWebhookBody); the URL must be HTTPS and (unless allowed) public. Throws Invalid. */
 export async function validatePutWebhook(raw: unknown, opts: { allowPrivate: boolean }): Promise<PutWebhookInput> {
-  const { body, url, events, isActive } = await validateWebhookFields(raw, {
-    ...opts,
-    allowed: PAYMENT_EVENTS,
-    known: ["url", "events", "isActive", "legacy"],
-  });
-  const input: PutWebhookInput = { url };
-  if (events !== undefined) input.events = events;
-  if (isActive !== undefined) input.isActive = isActive;
-  if (body.legacy !== undefined) {
-    if (body.legacy !== true) throw new Invalid("legacy may only be true (a webhook signed with the API key of this request)");
-    input.legacy = true;
-  }
-  return input;
+  return validateWebhookBody(putWebhookBody, raw, { ...opts, allowed: PAYMENT_EVENTS });
 }
 
 /**
@@ -196,8 +212,8 @@ export async function putWebhook(deps: WebhookDeps, caller: { merchantId: string
  * (a legacy webhook switches to it).
  */
 export async function regenerateWebhookSecret(deps: WebhookDeps, merchantId: string, body: unknown): Promise<{ secret: string | null }> {
-  const action = (body as { action?: unknown } | null)?.action;
-  if (action !== "regenerate-secret") throw new Invalid('Unknown action; expected {"action": "regenerate-secret"}');
+  const parsed = regenerateSecretBody.safeParse(body);
+  if (!parsed.success) throw new Invalid(parsed.error.issues[0]!.message);
   const secret = generateWebhookSecret();
   const { rowCount } = await deps.db.pool.query(
     `UPDATE webhook_configs SET secret = $2, legacy_api_key = NULL, updated_at = $3 WHERE merchant_id = $1`,

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { cursorAtSql, decodeCursor, encodeCursor, type Cursor } from "../../core/cursor.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
@@ -7,7 +8,7 @@ import type { Db } from "../../db/client.js";
 // and manual resend.
 
 export type DeliveryStatus = "pending" | "success" | "failed";
-export const DELIVERY_STATUSES: DeliveryStatus[] = ["pending", "success", "failed"];
+export const DELIVERY_STATUSES = ["pending", "success", "failed"] as const satisfies readonly DeliveryStatus[];
 
 type DeliveryRow = {
   id: string;
@@ -86,26 +87,34 @@ const IN_SCOPE = `($2::uuid IS NULL OR merchant_id = $2) AND ($3::text IS NULL O
 export type ListQuery = { limit?: string; cursor?: string; status?: string; paymentId?: string; event?: string };
 type ListFilters = { limit: number; cursor?: Cursor; status?: DeliveryStatus; paymentId?: string; event?: string };
 
-/** Query of the delivery log: limit 1-100 (default 50), opaque cursor, status, paymentId, event. Throws Invalid. */
+const LIMIT_MESSAGE = "limit must be an integer from 1 to 100";
+/** GET /v1/webhooks/deliveries `?limit&status&paymentId&event&cursor` (query strings), checked in that order. */
+export const deliveriesQuery = z.object({
+  // Read as a JavaScript number (`" 5 "`, `5.0` are 5).
+  limit: z
+    .string({ error: LIMIT_MESSAGE })
+    .refine((s) => Number.isInteger(Number(s)) && Number(s) >= 1 && Number(s) <= 100, LIMIT_MESSAGE)
+    .transform(Number)
+    .optional(),
+  status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(", ")}` }).optional(),
+  // isUuid, spelled out for the JSON Schema (which has no case-insensitive flag).
+  paymentId: z
+    .string({ error: "paymentId must be a payment id" })
+    .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "paymentId must be a payment id")
+    .optional(),
+  event: z.string().optional(),
+  cursor: z
+    .string({ error: "invalid cursor" })
+    .transform((s, ctx) => decodeCursor(s) ?? (ctx.addIssue({ code: "custom", message: "invalid cursor", input: s }), z.NEVER))
+    .optional(),
+});
+
+/** Query of the delivery log (deliveriesQuery): limit 1-100 (default 50). Throws Invalid with the first problem. */
 export function parseListQuery(q: ListQuery): ListFilters {
-  const limit = q.limit === undefined ? 50 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new Invalid("limit must be an integer from 1 to 100");
-  const filters: ListFilters = { limit };
-  if (q.status !== undefined) {
-    if (!DELIVERY_STATUSES.includes(q.status as DeliveryStatus)) throw new Invalid(`status must be one of ${DELIVERY_STATUSES.join(", ")}`);
-    filters.status = q.status as DeliveryStatus;
-  }
-  if (q.paymentId !== undefined) {
-    if (!isUuid(q.paymentId)) throw new Invalid("paymentId must be a payment id");
-    filters.paymentId = q.paymentId;
-  }
-  if (q.event !== undefined) filters.event = q.event;
-  if (q.cursor !== undefined) {
-    const cursor = decodeCursor(q.cursor);
-    if (!cursor) throw new Invalid("invalid cursor");
-    filters.cursor = cursor;
-  }
-  return filters;
+  const parsed = deliveriesQuery.safeParse(q);
+  if (!parsed.success) throw new Invalid(parsed.error.issues[0]!.message);
+  const { limit = 50, ...rest } = parsed.data;
+  return { limit, ...rest };
 }
 
 /** A merchant's deliveries, newest first (`GET /v1/webhooks/deliveries`, `webhook list`). */

@@ -22,7 +22,8 @@ type Insert = {
   at: number | null;
 };
 
-async function insertDelivery(client: pg.PoolClient, d: Insert): Promise<boolean> {
+/** Writes one outbox row (no subscription check; enqueue* and test-event.ts check first). False on a repeated dedupeKey. */
+export async function insertDelivery(client: pg.PoolClient, d: Insert): Promise<boolean> {
   // The body is serialized once: every attempt sends (and signs) these exact bytes.
   const body = JSON.stringify(d.payload);
   const { rowCount } = await client.query(

@@ -1,6 +1,7 @@
 import dns from "node:dns";
 import net from "node:net";
 import ipaddr from "ipaddr.js";
+import { z } from "zod";
 
 // Webhook targets are outside the merchant's trust boundary: unless the operator sets
 // WEBHOOK_ALLOW_PRIVATE=true (development and tests), a URL must not reach loopback, private,
@@ -86,6 +87,30 @@ export function parseWebhookUrl(input: unknown): { ok: true; url: URL } | { ok: 
   if (!url.hostname) return { ok: false, error: "url is not a valid URL" };
   return { ok: true, url };
 }
+
+/**
+ * A superset of what the URL parser reads as the `https:` scheme (after `trim()`, leading C0 controls and spaces
+ * are dropped and tabs and newlines ignored): stated in the schema so that its JSON Schema refuses `http://`.
+ */
+// eslint-disable-next-line no-control-regex -- the C0 controls the URL parser drops
+const HTTPS_SCHEME = /^\s*[\x00-\x20]*[hH][\t\n\r]*[tT][\t\n\r]*[tT][\t\n\r]*[pP][\t\n\r]*[sS][\t\n\r]*:/;
+
+/**
+ * `url` of a webhook body (payment and Vault webhooks): parseWebhookUrl's rules and messages, a non-string
+ * being `url is required`; the output is the normalized URL (`href`). Where it points is checked after the
+ * schema (checkWebhookTarget: DNS).
+ * @example webhookUrlField.parse(" https://Shop.example/hooks ") // "https://shop.example/hooks"
+ */
+export const webhookUrlField = z
+  .string({ error: "url is required" })
+  .superRefine((input, ctx) => {
+    const r = parseWebhookUrl(input);
+    if (!r.ok) ctx.addIssue({ code: "custom", message: r.error, input });
+  })
+  // Implied by the rule above (at most URL_MAX_LENGTH UTF-16 units; an https: scheme): for the JSON Schema.
+  .max(URL_MAX_LENGTH, `url must be at most ${URL_MAX_LENGTH} characters`)
+  .regex(HTTPS_SCHEME, "Webhook URL must use HTTPS")
+  .transform((input) => new URL(input.trim()).href);
 
 export const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "");
 

@@ -1,10 +1,13 @@
+import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
+import { objectError } from "../../core/zod-issues.js";
 import type { SecretBox } from "../../core/secret-box.js";
 import { withTransaction, type Db } from "../../db/client.js";
-import { validateWebhookFields, viewWebhookTarget } from "./config.js";
-import { VAULT_SUBSCRIPTIONS } from "./events.js";
+import { isActiveField, validateWebhookBody, viewWebhookTarget } from "./config.js";
+import { eventListField, VAULT_SUBSCRIPTIONS } from "./events.js";
 import { boxOf, openField, sealField } from "./sealed.js";
 import { generateWebhookSecret } from "./secret.js";
+import { webhookUrlField } from "./url-policy.js";
 
 // Vault webhook target (`vault_webhook_configs`, one per vault; a merchant has one vault per API key), read
 // by the dispatcher at send time through the delivery's `vault_id`. The Vault API
@@ -33,19 +36,20 @@ export function viewVaultWebhookConfig(row: VaultWebhookConfigRow, opts: { revea
   return { ...viewWebhookTarget(row, opts), createdAt: row.created_at.getTime(), updatedAt: row.updated_at.getTime() };
 }
 
+/**
+ * PUT /vault/v1/config/webhooks: `{url, events?, isActive?}` and nothing else; events among deposit.completed,
+ * deposit.failed, deposit.* (absent: `deposit.*` on creation, unchanged on update).
+ */
+export const putVaultWebhookBody = z.strictObject(
+  { url: webhookUrlField, events: eventListField(VAULT_SUBSCRIPTIONS).optional(), isActive: isActiveField.optional() },
+  { error: objectError("Body must be a JSON object") },
+);
+
 export type VaultWebhookInput = { url: string; events?: string[]; isActive?: boolean };
 
-/**
- * `{url, events?, isActive?}` and nothing else: HTTPS, public unless allowed, events among deposit.completed,
- * deposit.failed, deposit.* (absent: `deposit.*` on creation, unchanged on update). Throws Invalid.
- */
+/** putVaultWebhookBody, with an HTTPS URL that is public unless allowed (validateWebhookBody). Throws Invalid. */
 export async function validateVaultWebhookInput(raw: unknown, opts: { allowPrivate: boolean }): Promise<VaultWebhookInput> {
-  const { url, events, isActive } = await validateWebhookFields(raw, {
-    ...opts,
-    allowed: VAULT_SUBSCRIPTIONS,
-    known: ["url", "events", "isActive"],
-  });
-  return { url, events, isActive };
+  return validateWebhookBody(putVaultWebhookBody, raw, { ...opts, allowed: VAULT_SUBSCRIPTIONS });
 }
 
 const openRow = (box: SecretBox, row: VaultWebhookConfigRow): VaultWebhookConfigRow => ({

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../helpers/service.js";
-import { FormClient } from "./forms.js";
+import { dashboardWith, FormClient, ODD_STATUS } from "./forms.js";
 
 // Sign-up, log in, log out and the form token of the dashboard, over HTTP on the test stack.
 let svc: TestService;
@@ -78,6 +78,30 @@ describe("dashboard sign-up and login", () => {
     expect(bad.html).toContain("Enter a valid e-mail address");
   });
 
+  it("takes the status of a refused form from the mounting app's error mapping (api/errors.ts in the service)", async () => {
+    const b = dashboardWith(svc.deps);
+    const address = email();
+    const up = await b.submit("/dashboard/signup", "/dashboard/signup", {
+      name: "Shop",
+      email: address,
+      password: "correct horse battery",
+    });
+    expect(up.status).toBe(303);
+    const taken = await dashboardWith(svc.deps).submit("/dashboard/signup", "/dashboard/signup", {
+      name: "Shop",
+      email: address,
+      password: "correct horse battery",
+    });
+    expect(taken.status).toBe(ODD_STATUS.conflict);
+    expect(taken.html).toContain("An account with this e-mail already exists");
+    const short = await b.submit("/dashboard/signup", "/dashboard/signup", { name: "C", email: email(), password: "short" });
+    expect(short.status).toBe(ODD_STATUS.invalid);
+    expect(short.html).toContain("Password must be at least 12 characters");
+    const wrong = await b.submit("/dashboard/login", "/dashboard/login", { email: address, password: "not the password" });
+    expect(wrong.status).toBe(ODD_STATUS.unauthorized);
+    expect(wrong.html).toContain("Invalid email or password");
+  });
+
   it("refuses a form without its token, or with another browser's token", async () => {
     const a = new FormClient(origin);
     const b = new FormClient(origin);
@@ -110,5 +134,32 @@ describe("dashboard sign-up and login", () => {
     } finally {
       await closed.stop();
     }
+  });
+
+  it("refuses what no page sends as a 4xx, never a 500: NUL characters, other body types, unreadable forms", async () => {
+    const b = new FormClient(origin);
+    const csrf = FormClient.csrfOf((await b.get("/dashboard/login")).html);
+    const nul = await b.post("/dashboard/login", { _csrf: csrf, email: "a\u0000@shop.example", password: "whatever whatever" });
+    expect(nul.status).toBe(400);
+    expect(nul.html).toBe("Invalid characters in the form");
+    const signup = await b.post("/dashboard/signup", { _csrf: csrf, name: "N\u0000", email: email(), password: "correct horse battery" });
+    expect(signup.status).toBe(400);
+    expect((await b.get("/dashboard/login?next=%00")).status).toBe(400);
+    expect((await b.get("/dashboard/payments/%00")).status).toBe(400);
+    const multipart = new FormData();
+    multipart.set("_csrf", csrf);
+    multipart.set("email", "a@shop.example");
+    const asMultipart = await fetch(`${origin}/dashboard/login`, { method: "POST", body: multipart });
+    expect(asMultipart.status).toBe(415);
+    const broken = await fetch(`${origin}/dashboard/login`, {
+      method: "POST",
+      headers: { "content-type": "multipart/form-data; boundary=x" },
+      body: "--y\r\nnot a part",
+    });
+    expect(broken.status).toBe(415);
+    const posNul = await fetch(`${origin}/pos/00000000-0000-4000-8000-000000000000?x=%00`);
+    expect(posNul.status).toBe(400);
+    const { rows } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM merchants WHERE name LIKE 'N%'`);
+    expect(rows[0].n).toBe(0);
   });
 });

@@ -1,9 +1,22 @@
+import { Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppDeps } from "../../core/deps.js";
+import type { DomainError, ErrorKind } from "../../core/errors.js";
+import { createDashboard } from "../../web/dashboard/index.js";
+
 // HTTP helpers for the dashboard's HTML forms: a cookie jar, the page's form token, form posts.
+
+type Fetch = (url: string, init: RequestInit) => Promise<Response>;
+export type FormResponse = { status: number; html: string; location: string | null; headers: Headers };
 
 /** A browser-like client of the dashboard without a browser: keeps cookies, reads `_csrf` from pages. */
 export class FormClient {
   private cookies = new Map<string, string>();
-  constructor(readonly origin: string) {}
+  /** `send`: where requests go (default: the network; `dashboardWith` passes an in-process app). */
+  constructor(
+    readonly origin: string,
+    private readonly send: Fetch = fetch,
+  ) {}
 
   private remember(res: Response) {
     for (const line of res.headers.getSetCookie()) {
@@ -19,14 +32,25 @@ export class FormClient {
     return this.cookies.get(name);
   }
 
+  /** Puts a cookie in the jar as a browser would keep it (e.g. one copied from another browser). */
+  setCookie(name: string, value: string) {
+    this.cookies.set(name, value);
+  }
+
   private header() {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
   }
 
-  async get(path: string): Promise<{ status: number; html: string; location: string | null }> {
-    const res = await fetch(this.origin + path, { headers: { cookie: this.header() }, redirect: "manual" });
+  async get(path: string): Promise<FormResponse> {
+    const res = await this.send(this.origin + path, { headers: { cookie: this.header() }, redirect: "manual" });
     this.remember(res);
-    return { status: res.status, html: await res.text(), location: res.headers.get("location") };
+    return { status: res.status, html: await res.text(), location: res.headers.get("location"), headers: res.headers };
+  }
+
+  /** What a browser does with a 303: GETs its location (throws when `res` is not a 303). */
+  async follow(res: FormResponse): Promise<FormResponse> {
+    if (res.status !== 303 || !res.location) throw new Error(`expected a 303 redirect, got ${res.status}: ${res.html.slice(0, 300)}`);
+    return this.get(res.location);
   }
 
   /** The `_csrf` value of the first form of a page. */
@@ -42,19 +66,44 @@ export class FormClient {
     return this.post(action, { _csrf: csrf, ...fields });
   }
 
-  async post(
-    action: string,
-    fields: Record<string, string | string[]>,
-  ): Promise<{ status: number; html: string; location: string | null }> {
+  async post(action: string, fields: Record<string, string | string[]>): Promise<FormResponse> {
     const body = new URLSearchParams();
     for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
-    const res = await fetch(this.origin + action, {
+    const res = await this.send(this.origin + action, {
       method: "POST",
       headers: { cookie: this.header(), "content-type": "application/x-www-form-urlencoded" },
       body,
       redirect: "manual",
     });
     this.remember(res);
-    return { status: res.status, html: await res.text(), location: res.headers.get("location") };
+    return { status: res.status, html: await res.text(), location: res.headers.get("location"), headers: res.headers };
   }
+}
+
+/** Statuses no screen would pick by itself: a screen answering these took them from the mounting app's `statusOf`. */
+export const ODD_STATUS: Record<ErrorKind, ContentfulStatusCode> = {
+  invalid: 422,
+  unauthorized: 511,
+  forbidden: 451,
+  not_found: 410,
+  conflict: 412,
+  too_large: 413,
+  unsupported_media: 415,
+  rate_limited: 503,
+  failed: 502,
+  unavailable: 504,
+};
+
+/**
+ * A browser of a dashboard mounted in-process on `deps` with the given error statuses (default ODD_STATUS):
+ * shows that every screen takes the status of a refused form from the one mapping it is lent.
+ */
+export function dashboardWith(deps: AppDeps, statusOf: (e: DomainError) => ContentfulStatusCode = (e) => ODD_STATUS[e.kind]) {
+  const app = new Hono<{ Variables: { deps: AppDeps } }>();
+  app.use(async (c, next) => {
+    c.set("deps", deps);
+    await next();
+  });
+  app.route("/dashboard", createDashboard({ clientKey: () => "test", limit: () => async (_c, next) => next(), statusOf }));
+  return new FormClient("http://dashboard.test", async (url, init) => app.fetch(new Request(url, init)));
 }

@@ -8,7 +8,8 @@ import { bare, CsrfField, Notice } from "./layout.js";
 
 /**
  * Log in, sign up and log out: HTML forms posting to themselves. A failure re-renders the form with the
- * module's message and status (401 wrong password, 429 throttled, 409 e-mail taken, 403 sign-up closed).
+ * module's message and the status the mounting app gives its error (`c.var.statusOf`: 401 wrong password,
+ * 429 throttled, 409 e-mail taken, 403 sign-up closed).
  * `clientIp` is the mounting app's notion of the caller's address (used by the login throttle).
  */
 export function authPages(clientIp: (c: Context) => string) {
@@ -91,10 +92,10 @@ export function authPages(clientIp: (c: Context) => string) {
         return c.redirect(next, 303);
       } catch (err) {
         if (!isDomainError(err)) throw err;
-        const status = err.kind === "rate_limited" ? 429 : err.kind === "invalid" ? 400 : 401;
+        if (err.kind === "rate_limited" && err.details?.retryAfter) c.header("Retry-After", String(err.details.retryAfter));
         return bare(
           c,
-          { title: "Log in", status },
+          { title: "Log in", status: c.var.statusOf(err) },
           <LoginForm
             csrf={c.var.csrf}
             next={next}
@@ -118,10 +119,9 @@ export function authPages(clientIp: (c: Context) => string) {
         return c.redirect("/dashboard/api-keys", 303);
       } catch (err) {
         if (!isDomainError(err)) throw err;
-        const status = err.kind === "conflict" ? 409 : err.kind === "forbidden" ? 403 : 400;
         return bare(
           c,
-          { title: "Sign up", status },
+          { title: "Sign up", status: c.var.statusOf(err) },
           <SignupForm csrf={c.var.csrf} name={str(form.name)} email={str(form.email)} error={err.message} />,
         );
       }

@@ -9,7 +9,7 @@ import type { DashEnv } from "./env.js";
  * `cp_csrf` cookie (HttpOnly, SameSite=Strict); each form carries `_csrf` = HMAC(HASH_SECRET, cookie). A
  * state-changing request is accepted only when the field matches the cookie it came with. Another site can
  * neither read the cookie nor compute the field, and SameSite=Strict keeps the cookie off its requests.
- * Forms posted by script send the same token in the `x-csrf-token` header.
+ * Forms posted by script send the same token in the `x-csrf-token` header. Mounted after form-input.ts.
  */
 export const CSRF_COOKIE = "cp_csrf";
 export const CSRF_FIELD = "_csrf";
@@ -44,11 +44,9 @@ export const csrf = createMiddleware<DashEnv>(async (c, next) => {
   if (!SAFE.has(c.req.method)) {
     let sent = c.req.header("x-csrf-token");
     if (!sent) {
-      const type = c.req.header("content-type") ?? "";
-      if (type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/form-data")) {
-        const field = (await c.req.parseBody())[CSRF_FIELD];
-        sent = typeof field === "string" ? field : undefined;
-      }
+      // The body is an URL-encoded form that parses (form-input.ts runs first).
+      const field = (await c.req.parseBody())[CSRF_FIELD];
+      sent = typeof field === "string" ? field : undefined;
     }
     if (fresh || !sent || !sameToken(sent, token))
       return c.html("<!doctype html><title>Form expired</title><p>This form has expired. Go back, reload the page and try again.</p>", 403);

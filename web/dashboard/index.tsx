@@ -1,23 +1,35 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { html } from "hono/html";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDomainError, type DomainError } from "../../core/errors.js";
 import { logger } from "../../core/log.js";
+import { lowGasTank } from "../../modules/gas-tank/alert.js";
 import { dashboardAsset } from "./assets.js";
 import { authPages } from "./auth.js";
 import { csrf } from "./csrf.js";
+import { formInput } from "./form-input.js";
 import type { DashEnv } from "./env.js";
 import { Layout, Notice } from "./layout.js";
 import { requireSession } from "./session.js";
+import { gasTankScreen } from "./screens/gas-tank.js";
+import { promotionScreen } from "./screens/promotion.js";
+import { vaultScreen } from "./screens/vault.js";
+import { webhooksScreen } from "./screens/webhooks.js";
+import { apiKeysScreen } from "./screens/api-keys.js";
+import { paymentDetailScreen } from "./screens/payment-detail.js";
+import { paymentsScreen } from "./screens/payments.js";
+import { terminalsScreen } from "./screens/terminals.js";
+import { cashiersScreen } from "./screens/cashiers.js";
 
 /** What the mounting app lends the dashboard: its notion of the caller's address, its rate limits, its error statuses. */
 export type DashboardOptions = {
   /** The caller's address bucket (login throttle). */
   clientKey: (c: Context) => string;
   /** A per-address rate limit of the mounting app: `auth.login` for the login form, `dashboard.signup` for sign-up. */
-  limit: (scope: "auth.login" | "dashboard.signup") => MiddlewareHandler;
-  /** The HTTP status of a domain error (api/errors.ts, the one place that maps them). */
-  statusOf: (e: DomainError) => number;
+  limit: (scope: "auth.login" | "dashboard.signup" | "web.requests") => MiddlewareHandler;
+  /** The HTTP status of a domain error (api/errors.ts, the one place that maps them); screens read it as `c.var.statusOf`. */
+  statusOf: (e: DomainError) => ContentfulStatusCode;
 };
 
 /** Form bodies of the dashboard are small: 64 KiB is far above any form. */
@@ -30,6 +42,10 @@ const MAX_FORM_BYTES = 64 * 1024;
  */
 export function createDashboard(opts: DashboardOptions) {
   const dash = new Hono<DashEnv>();
+  dash.use(async (c, next) => {
+    c.set("statusOf", opts.statusOf);
+    await next();
+  });
 
   dash.get("/assets/:file", (c) => {
     const a = dashboardAsset(c.req.param("file"));
@@ -40,6 +56,8 @@ export function createDashboard(opts: DashboardOptions) {
     return c.body(a.body);
   });
 
+  // A flood guard per client address, like /api's (every page reads the database).
+  dash.use(opts.limit("web.requests"));
   dash.use(async (c, next) => {
     c.header("X-Frame-Options", "DENY");
     c.header("Referrer-Policy", "same-origin");
@@ -50,6 +68,7 @@ export function createDashboard(opts: DashboardOptions) {
     await next();
   });
   dash.use(bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("Form too large", 413) }));
+  dash.use(formInput);
   dash.use(csrf);
   dash.use("/login", async (c, next) => (c.req.method === "POST" ? opts.limit("auth.login")(c, next) : next()));
   dash.use("/signup", async (c, next) => (c.req.method === "POST" ? opts.limit("dashboard.signup")(c, next) : next()));
@@ -57,8 +76,22 @@ export function createDashboard(opts: DashboardOptions) {
 
   const screens = new Hono<DashEnv>();
   screens.use(requireSession);
+  // The low-balance banner of every screen (layout.tsx): one statement per request, balance and threshold together.
+  screens.use(async (c, next) => {
+    c.set("lowGasTank", await lowGasTank(c.var.deps.db.pool, c.var.merchant.id));
+    await next();
+  });
   screens.get("/", (c) => c.redirect("/dashboard/payments", 303));
   // Screens (web/dashboard/screens/*.tsx), one router each:
+  screens.route("/", paymentsScreen);
+  screens.route("/", paymentDetailScreen);
+  screens.route("/", apiKeysScreen);
+  screens.route("/", webhooksScreen);
+  screens.route("/", gasTankScreen);
+  screens.route("/", promotionScreen);
+  screens.route("/", vaultScreen);
+  screens.route("/", terminalsScreen);
+  screens.route("/", cashiersScreen);
   dash.route("/", screens);
 
   dash.onError((err, c) => {
@@ -67,7 +100,7 @@ export function createDashboard(opts: DashboardOptions) {
       return c.html(page(c, "Something went wrong", "The server could not finish this request. Try again in a moment."), 500);
     }
     if (err.kind === "rate_limited" && err.details?.retryAfter) c.header("Retry-After", String(err.details.retryAfter));
-    return c.html(page(c, "Request refused", err.message), opts.statusOf(err) as 400);
+    return c.html(page(c, "Request refused", err.message), opts.statusOf(err));
   });
   return dash;
 }

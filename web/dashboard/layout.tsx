@@ -1,8 +1,12 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { Child } from "hono/jsx";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { formatAmount } from "../../core/money.js";
+import { GAS_TANK_DECIMALS } from "../../modules/gas-tank/usdt.js";
 import { CSRF_FIELD } from "./csrf.js";
-import type { DashEnv, DashMerchant } from "./env.js";
+import type { DashEnv, DashMerchant, LowGasTank } from "./env.js";
+import type { Flash } from "./flash.js";
 import { assetUrl } from "./assets.js";
 
 /** The dashboard's screens, in the order of the navigation. */
@@ -17,7 +21,17 @@ export const SCREENS = [
   { path: "/dashboard/cashiers", label: "Cashiers" },
 ] as const;
 
-type LayoutProps = { title: string; csrf: string; merchant?: DashMerchant; active?: string; children?: Child };
+type LayoutProps = {
+  title: string;
+  csrf: string;
+  merchant?: DashMerchant;
+  active?: string;
+  /** The Gas Tank below its alert threshold: a banner above the screen. */
+  lowGasTank?: LowGasTank | null;
+  children?: Child;
+};
+
+const GAS_TANK_SCREEN = "/dashboard/gas-tank";
 
 /** The hidden form token every POST form carries (web/dashboard/csrf.ts). */
 export const CsrfField = (p: { csrf: string }) => <input type="hidden" name={CSRF_FIELD} value={p.csrf} />;
@@ -49,6 +63,27 @@ export const ShownOnce = (p: { label: string; value: string; testId?: string }) 
   </div>
 );
 
+/** What a POST left for this screen (web/dashboard/flash.ts): the secret shown once, then the notices. */
+export const FlashView = (p: { flash: Flash | null }) =>
+  p.flash ? (
+    <>
+      {p.flash.secret ? <ShownOnce label={p.flash.secret.label} value={p.flash.secret.value} testId={p.flash.secret.testId} /> : null}
+      {(p.flash.notices ?? []).map((n) => (
+        <Notice kind={n.kind}>{n.testId ? <span data-testid={n.testId}>{n.text}</span> : n.text}</Notice>
+      ))}
+    </>
+  ) : null;
+
+const usdt = (micros: bigint) => formatAmount(micros, GAS_TANK_DECIMALS, { fixed: true });
+
+/** The low-balance warning of every screen but the Gas Tank's own (which says more). */
+const LowGasTankBanner = (p: { low: LowGasTank }) => (
+  <div class="notice warn" role="status" data-testid="low-gas-tank">
+    Your Gas Tank holds {usdt(p.low.balanceMicros)} USDT, below your alert threshold of {usdt(p.low.thresholdMicros)} USDT: settlements wait
+    when it runs dry. <a href={GAS_TANK_SCREEN}>Top up the Gas Tank</a>
+  </div>
+);
+
 const Nav = (p: { merchant: DashMerchant; csrf: string; active?: string }) => (
   <header class="top">
     <a class="brand" href="/dashboard">
@@ -75,6 +110,7 @@ export const Layout = (p: LayoutProps) => (
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <meta name="referrer" content="same-origin" />
+      <link rel="icon" href="data:," />
       <title>{`${p.title} · chainpay`}</title>
       <link rel="stylesheet" href={assetUrl("dashboard.css")} />
       <script src={assetUrl("dashboard.js")} defer></script>
@@ -82,6 +118,7 @@ export const Layout = (p: LayoutProps) => (
     <body>
       {p.merchant ? <Nav merchant={p.merchant} csrf={p.csrf} active={p.active} /> : null}
       <main>
+        {p.merchant && p.lowGasTank && p.active !== GAS_TANK_SCREEN ? <LowGasTankBanner low={p.lowGasTank} /> : null}
         <h1>{p.title}</h1>
         {p.children}
       </main>
@@ -95,14 +132,10 @@ export const Layout = (p: LayoutProps) => (
  * @example
  * return screen(c, { title: "API keys", active: "/dashboard/api-keys" }, <KeysTable keys={keys} />);
  */
-export function screen(
-  c: Context<DashEnv>,
-  p: { title: string; active?: string; status?: 200 | 400 | 403 | 404 | 409 | 429 },
-  body: Child,
-) {
+export function screen(c: Context<DashEnv>, p: { title: string; active?: string; status?: ContentfulStatusCode }, body: Child) {
   return c.html(
     html`<!doctype html>${(
-        <Layout title={p.title} csrf={c.var.csrf} merchant={c.var.merchant} active={p.active}>
+        <Layout title={p.title} csrf={c.var.csrf} merchant={c.var.merchant} active={p.active} lowGasTank={c.var.lowGasTank}>
           {body}
         </Layout>
       )}`,
@@ -111,7 +144,7 @@ export function screen(
 }
 
 /** A page without navigation (login, sign-up). */
-export function bare(c: Context<DashEnv>, p: { title: string; status?: 200 | 400 | 401 | 403 | 409 | 429 }, body: Child) {
+export function bare(c: Context<DashEnv>, p: { title: string; status?: ContentfulStatusCode }, body: Child) {
   return c.html(
     html`<!doctype html>${(
         <Layout title={p.title} csrf={c.var.csrf}>

@@ -1,0 +1,260 @@
+import type { z } from "zod";
+import { loginForm } from "../../modules/merchants/sessions.js";
+import { listPaymentsQuery } from "../../modules/payments/list.js";
+import { recoverFundsBody } from "../../modules/payments/recover.js";
+import { createPaymentBody } from "../../modules/payments/validate-create.js";
+import { verifyQuery } from "../../modules/payments/verify.js";
+import { oraclePriceQuery, tokenMetadataQuery, tokenPriceQuery } from "../../modules/pricing/lookups.js";
+import { createVaultBody, updateVaultBody } from "../../modules/vault/config.js";
+import { tokenToEnableBody, tokenToRemoveBody } from "../../modules/vault/config-parse.js";
+import { vaultDepositsQuery } from "../../modules/vault/deposits.js";
+import { createVaultUserBody, vaultUserQuery } from "../../modules/vault/users.js";
+import { regenerateVaultWebhookBody } from "../../modules/vault/webhooks.js";
+import { putWebhookBody, regenerateSecretBody } from "../../modules/webhooks/config.js";
+import { deliveriesQuery } from "../../modules/webhooks/deliveries.js";
+import { putVaultWebhookBody } from "../../modules/webhooks/vault-config.js";
+import * as common from "./schemas-common.js";
+import * as pay from "./schemas-payments.js";
+import * as hooks from "./schemas-webhooks.js";
+import * as vault from "./schemas-vault.js";
+
+type RouteSchema = { schema: z.ZodType; validator: string; notes: Record<string, string> };
+
+const WEBHOOK_URL = "HTTPS only, at most 2000 characters, no credentials, not a loopback, private or reserved address";
+const VAULT_CHAIN = "A JSON number; vault chains: 11155111, 777177 (777178, 1, 137, 56: coming soon)";
+
+/**
+ * The schemas the routes validate with, imported from their modules (never copied): every request body and query
+ * of the API but GraphQL's. The document's component of each is `z.toJSONSchema` of that very object, `x-validator`
+ * names where it lives (a query's parameters name it too), and `notes` only add property descriptions (spec
+ * "Endpoints", docs/webhooks.md, docs/vault.md) to the converted schema. Checks JSON Schema cannot state (a URL's
+ * target, an address checksum, duplicates, the messages and their order) run in the modules, with the same schema.
+ */
+export const ROUTE_SCHEMAS = {
+  CreatePaymentRequest: {
+    schema: createPaymentBody,
+    validator: "modules/payments/validate-create.ts createPaymentBody",
+    notes: {
+      merchant: "EVM address that receives the funds",
+      chainId: "A supported chain id, as a string (a JSON integer is read as one)",
+      token: "Token contract address; the zero address for the native coin",
+      amount: "Positive decimal, human-readable (`12.5`)",
+      orderId: "Merchant reference, at most 100 characters",
+      description: "At most 200 characters",
+      redirectUrl:
+        "http(s) URL, at most 2000 characters; the payer comes back with `service`, `success` and `hash` (verify with GET /payments/verify)",
+      expiresAt: "Unix ms, in the future; the payer sees a countdown",
+      blockConfirmations: "Default 1, at most 100",
+      gasless: "Default false; only for stablecoins or tokens with a known price, otherwise silently false (Gas Tank mode)",
+      payerCoversFee: "Default false",
+      customPriceUsd: "USD price per token (decimal, at most 18 fraction digits), used when no automatic price source has one",
+    },
+  },
+  ListPaymentsQuery: {
+    schema: listPaymentsQuery,
+    validator: "modules/payments/list.ts listPaymentsQuery",
+    notes: {
+      limit: "Page size, an integer from 1 to 100 (default 100)",
+      cursor: "Opaque: the `nextCursor` of the previous page; omitted on the first request",
+      status: "One of the 13 payment statuses",
+      createdAfter: "ISO 8601 or Unix ms: inclusive lower bound on `createdAt`",
+      createdBefore: "ISO 8601 or Unix ms: inclusive upper bound on `createdAt`, not before `createdAfter`",
+      orderId: "Exact, case-sensitive match",
+    },
+  },
+  VerifyQuery: {
+    schema: verifyQuery,
+    validator: "modules/payments/verify.ts verifyQuery",
+    notes: { id: "The payment id (the redirect's `service` parameter)", hash: "The redirect's `hash` parameter" },
+  },
+  RecoverFundsRequest: {
+    schema: recoverFundsBody,
+    validator: "modules/payments/recover.ts recoverFundsBody",
+    notes: { token: "Token contract, or the zero address for the native coin" },
+  },
+  TokenPriceQuery: {
+    schema: tokenPriceQuery,
+    validator: "modules/pricing/lookups.ts tokenPriceQuery",
+    notes: {
+      chainId: "Network id, decimal digits",
+      address: "Token contract (zero address: the native coin)",
+      symbol: "Token symbol, needed for the oracle fallback",
+    },
+  },
+  TokenMetadataQuery: {
+    schema: tokenMetadataQuery,
+    validator: "modules/pricing/lookups.ts tokenMetadataQuery",
+    notes: { chainId: "Network id, decimal digits", address: "Token contract (zero address: the native coin)" },
+  },
+  OraclePriceQuery: {
+    schema: oraclePriceQuery,
+    validator: "modules/pricing/lookups.ts oraclePriceQuery",
+    notes: { symbol: "Case-insensitive; `USDT0` is read as `USDT`" },
+  },
+  LoginRequest: {
+    schema: loginForm,
+    validator: "modules/merchants/sessions.ts loginForm",
+    notes: { email: "The account's e-mail", password: "The account's password" },
+  },
+
+  PutWebhookRequest: {
+    schema: putWebhookBody,
+    validator: "modules/webhooks/config.ts putWebhookBody",
+    notes: {
+      url: WEBHOOK_URL,
+      events: "Default on creation: `payment.completed`, `payment.withdrawn`; unchanged on update when omitted",
+      isActive: "Default true on creation; unchanged on update when omitted",
+      legacy: "Extension: a webhook without a secret, signed with the API key of this request",
+    },
+  },
+  RegenerateSecretRequest: {
+    schema: regenerateSecretBody,
+    validator: "modules/webhooks/config.ts regenerateSecretBody",
+    notes: { action: "Other fields are ignored" },
+  },
+  DeliveriesQuery: {
+    schema: deliveriesQuery,
+    validator: "modules/webhooks/deliveries.ts deliveriesQuery",
+    notes: {
+      limit: "An integer from 1 to 100 (default 50)",
+      cursor: "The `nextCursor` of the previous page",
+      status: "Delivery status",
+      paymentId: "Only this payment's deliveries",
+      event: "Only this event",
+    },
+  },
+
+  CreateVaultRequest: {
+    schema: createVaultBody,
+    validator: "modules/vault/config.ts createVaultBody",
+    notes: {
+      businessName: "Trimmed, at most 100 characters",
+      walletAddress: "Where sweeps pay, minus the fee; not the zero address; mixed case must be a valid EIP-55 checksum",
+      enabledTokens: `At most 50, no duplicates; each as POST /vault/v1/config/tokens (chainId: ${VAULT_CHAIN})`,
+    },
+  },
+  UpdateVaultRequest: {
+    schema: updateVaultBody,
+    validator: "modules/vault/config.ts updateVaultBody",
+    notes: {
+      businessName: "Trimmed, at most 100 characters",
+      walletAddress: "Applies to addresses handed out from then on",
+      isActive: "False: no new deposit addresses",
+    },
+  },
+  TokenToEnable: {
+    schema: tokenToEnableBody,
+    validator: "modules/vault/config-parse.ts tokenToEnableBody",
+    notes: { chainId: VAULT_CHAIN, token: "ERC-20 contract (not the zero address)", tokenSymbol: "Trimmed, at most 20 characters" },
+  },
+  TokenToRemove: {
+    schema: tokenToRemoveBody,
+    validator: "modules/vault/config-parse.ts tokenToRemoveBody",
+    notes: { chainId: "A JSON number", token: "An enabled token" },
+  },
+  VaultWebhookRequest: {
+    schema: putVaultWebhookBody,
+    validator: "modules/webhooks/vault-config.ts putVaultWebhookBody",
+    notes: {
+      url: WEBHOOK_URL,
+      events: "Default on creation: `deposit.*`; unchanged on update when omitted",
+      isActive: "Default true on creation; unchanged on update when omitted",
+    },
+  },
+  VaultWebhookRegenerate: {
+    schema: regenerateVaultWebhookBody,
+    validator: "modules/vault/webhooks.ts regenerateVaultWebhookBody",
+    notes: { action: "No body, `{}` or `{action: 'regenerate-secret'}`" },
+  },
+  CreateVaultUserRequest: {
+    schema: createVaultUserBody,
+    validator: "modules/vault/users.ts createVaultUserBody",
+    notes: {
+      externalUserId: "Stable, opaque user id: at most 100 characters, no control characters",
+      chainId: VAULT_CHAIN,
+      tokenAddress: "A token enabled for the vault on that chain",
+    },
+  },
+  VaultUserQuery: {
+    schema: vaultUserQuery,
+    validator: "modules/vault/users.ts vaultUserQuery",
+    notes: {
+      externalUserId: "The user's id",
+      chainId: "Extension: the user's address on this chain",
+      tokenAddress: "Extension: the token the totals count (default: the latest POST's)",
+    },
+  },
+  VaultDepositsQuery: {
+    schema: vaultDepositsQuery,
+    validator: "modules/vault/deposits.ts vaultDepositsQuery",
+    notes: { limit: "1-100, default 50", status: "Deposit status", externalUserId: "Only this user's deposits" },
+  },
+} satisfies Record<string, RouteSchema>;
+
+/** Each route schema under its component name. */
+const schemasOf = <T extends Record<string, RouteSchema>>(routes: T) =>
+  Object.fromEntries(Object.entries(routes).map(([name, r]) => [name, r.schema])) as { [K in keyof T]: z.ZodType };
+
+/** A route's own schema by component name, or undefined. */
+export const routeSchema = (name: string): RouteSchema | undefined => (ROUTE_SCHEMAS as Record<string, RouteSchema>)[name];
+
+/** The entry of a route's own schema (by identity), or undefined. */
+export const routeSchemaOf = (schema: z.ZodType): RouteSchema | undefined =>
+  Object.values(ROUTE_SCHEMAS as Record<string, RouteSchema>).find((r) => r.schema === schema);
+
+/** Every named component schema: the routes' own (above) and the hand-written ones of api/openapi/schemas-*.ts. */
+export const COMPONENTS = {
+  ...schemasOf(ROUTE_SCHEMAS),
+
+  PlainError: common.PlainError,
+  CodedError: common.CodedError,
+  ResultError: common.ResultError,
+  VerifyError: common.VerifyError,
+  VaultError: common.VaultError,
+
+  CreatePaymentResponse: pay.CreatePaymentResponse,
+  PaymentStatus: pay.PaymentStatus,
+  Payment: pay.Payment,
+  UnexpectedFunds: pay.UnexpectedFunds,
+  PaymentPage: pay.PaymentPage,
+  Verification: pay.Verification,
+  Balance: pay.Balance,
+  PromoStatus: pay.PromoStatus,
+  TokenPrice: pay.TokenPrice,
+  TokenMetadata: pay.TokenMetadata,
+  OraclePrice: pay.OraclePrice,
+  Withdrawal: pay.Withdrawal,
+  WithdrawalResult: pay.withResult(pay.Withdrawal),
+  FundRecovery: pay.FundRecovery,
+  FundRecoveryResult: pay.withResult(pay.FundRecovery),
+  PublicPaymentView: pay.PublicPaymentView,
+
+  WebhookConfig: hooks.WebhookConfig,
+  WebhookConfigResult: pay.withResult(hooks.WebhookConfig),
+  WebhookSecretResult: pay.withResult(hooks.WebhookSecret),
+  DeletedResult: pay.withResult(hooks.Deleted),
+  Delivery: hooks.Delivery,
+  DeliveryResult: pay.withResult(hooks.Delivery),
+  DeliveryPageResult: pay.withResult(hooks.DeliveryPage),
+  DeliveryDetailResult: pay.withResult(hooks.DeliveryDetail),
+
+  VaultConfiguration: vault.VaultConfiguration,
+  VaultConfigurationResult: vault.withVault(vault.VaultConfiguration),
+  VaultWebhook: vault.VaultWebhook,
+  VaultWebhookResult: vault.withVault(vault.VaultWebhook),
+  VaultDeletedResult: vault.withVault(hooks.Deleted),
+  VaultDepositAddressResult: vault.withVault(vault.VaultDepositAddress),
+  VaultUserInfoResult: vault.withVault(vault.VaultUserInfo),
+  VaultDeposit: vault.VaultDeposit,
+  VaultDepositResult: vault.withVault(vault.VaultDeposit),
+  VaultDepositListResult: vault.withVault(vault.VaultDepositList),
+  PublicVaultTokens: vault.PublicVaultTokens,
+
+  LoginResponse: common.LoginResponse,
+  LogoutResponse: common.LogoutResponse,
+  HealthResponse: common.HealthResponse,
+  GraphqlRequest: common.GraphqlRequest,
+  GraphqlResponse: common.GraphqlResponse,
+} satisfies Record<string, z.ZodType>;
+
+export type ComponentName = keyof typeof COMPONENTS;

@@ -1,0 +1,105 @@
+import { z } from "zod";
+import type { ErrorBody } from "../errors.js";
+
+// Hand-written zod schemas of what no route validates with a zod schema: shared pieces and the error bodies of
+// api/errors.ts. They document the responses only; nothing here checks a request.
+
+export const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/)
+  .meta({ description: "EVM address: `0x` + 40 hex characters", examples: ["0x8ba1f109551bD432803012645Ac136ddd64DBA72"] });
+export const txHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
+export const uuid = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/);
+export const unixMs = z.number().int().meta({ description: "Unix ms" });
+export const decimal = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/)
+  .meta({ description: "Human-readable decimal", examples: ["12.5"] });
+export const units = z
+  .string()
+  .regex(/^\d+$/)
+  .meta({ description: "Smallest token units (integer as a string)", examples: ["12500000"] });
+
+// ---- error bodies, one per route family (api/errors.ts `errorBody`) ----
+
+export const PlainError = z
+  .object({ error: z.string() })
+  .meta({ description: "`{error}`: POST /payments, /tokens/*, /oracle/price, /balance, /auth/*" });
+export const CodedError = z
+  .object({ error: z.string(), code: z.string().meta({ examples: ["invalid_query", "unauthorized", "internal_error"] }) })
+  .meta({ description: "`{error, code}`: GET /v1/payments" });
+export const ResultError = z
+  .object({ success: z.literal(false), error: z.string(), data: z.null() })
+  .meta({ description: "`{success: false, error, data: null}`: /v1/webhooks*, withdraw and recover" });
+export const VerifyError = z
+  .object({ valid: z.literal(false), verified: z.literal(false), error: z.string() })
+  .meta({ description: "`{valid: false, verified: false, error}`: GET /payments/verify" });
+export const VaultError = z
+  .object({ success: z.literal(false), error: z.string() })
+  .meta({ description: "`{success: false, error}`: /vault/v1/*" });
+
+/** The schema of each family's error body, and the body itself with a message (the examples of the document). */
+export const ERROR_SCHEMAS: Record<ErrorBody, z.ZodType> = {
+  plain: PlainError,
+  coded: CodedError,
+  result: ResultError,
+  verify: VerifyError,
+  vault: VaultError,
+};
+
+// ---- misc extension routes ----
+
+export const LoginResponse = z.object({ success: z.literal(true), merchantId: uuid, expiresAt: unixMs });
+export const LogoutResponse = z.object({ success: z.literal(true) });
+
+const component = z.object({ ok: z.boolean(), error: z.string().optional() });
+export const HealthResponse = z
+  .object({
+    status: z.enum(["ok", "degraded"]),
+    issues: z.array(z.string()).meta({ description: "One line per failing component" }),
+    database: component.extend({ latencyMs: z.number().optional() }),
+    chains: z.array(component.extend({ chainId: z.number().int(), name: z.string(), latestBlock: z.number().int().optional() })),
+    indexer: z.object({
+      ready: z.boolean(),
+      maxLagMs: z.number().int(),
+      chains: z.array(
+        z.object({
+          chainId: z.number().int(),
+          indexedBlock: z.number().int().nullable(),
+          latestBlock: z.number().int().nullable(),
+          lagBlocks: z.number().int().nullable(),
+          lagMs: z.number().int().nullable(),
+          ok: z.boolean(),
+        }),
+      ),
+    }),
+    processors: z.array(
+      z.object({ name: z.string(), lastRunAt: unixMs, ok: z.boolean(), staleAfterMs: z.number().int(), lastError: z.string().nullable() }),
+    ),
+  })
+  .meta({ description: "Every component of the service; 503 `degraded` names each failing one in `issues`" });
+
+export const GraphqlRequest = z.object({
+  query: z.string().meta({ examples: ["{ balance { balance } }"] }),
+  variables: z.record(z.string(), z.unknown()).nullable().optional(),
+  operationName: z.string().nullable().optional(),
+});
+export const GraphqlGetQuery = z.object({
+  query: z.string().meta({ examples: ["{ balance { balance } }"] }),
+  variables: z.string().optional().meta({ description: "JSON text of an object" }),
+  operationName: z.string().optional(),
+});
+export const GraphqlResponse = z
+  .object({
+    data: z.record(z.string(), z.unknown()).nullable().optional(),
+    errors: z
+      .array(
+        z.object({
+          message: z.string(),
+          path: z.array(z.union([z.string(), z.number()])).optional(),
+          extensions: z.object({ code: z.string(), http: z.number().int().optional() }).optional(),
+        }),
+      )
+      .optional(),
+  })
+  .meta({ description: "GraphQL over HTTP response (docs/graphql.md)" });

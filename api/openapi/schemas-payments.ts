@@ -1,0 +1,166 @@
+import { z } from "zod";
+import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
+import { address, decimal, txHash, unixMs, units, uuid } from "./schemas-common.js";
+
+// Hand-written zod schemas of the payment responses (modules/payments/serialize.ts, verify.ts, withdraw.ts,
+// recover.ts, public-view.ts; modules/gas-tank/view.ts; modules/pricing/lookups.ts). The request schemas (bodies
+// and queries) are not here: the document takes them from the modules themselves (components.ts ROUTE_SCHEMAS).
+
+export const PaymentStatus = z.enum(PAYMENT_STATUSES);
+
+export const CreatePaymentResponse = z.object({
+  url: z.string().meta({
+    description: "The payment page `{app_url}/pay/<paymentId>`",
+    examples: ["https://pay.example/pay/3d3f1c9a-8f4e-4a57-b9f1-0d6c4b1e2a10"],
+  }),
+});
+
+const recovery = z.object({
+  recoveryId: uuid,
+  status: z.enum(["requested", "signed", "sent", "mined", "recovered", "failed"]),
+  transactionHash: txHash.nullable(),
+  recoveredAmount: z.string().nullable(),
+  recoveredUnits: z.string().nullable(),
+  error: z.string().nullable(),
+  requestedAt: unixMs,
+});
+
+export const UnexpectedFunds = z
+  .object({
+    token: address.meta({ description: "Token contract (checksummed); the zero address for the native coin" }),
+    symbol: z.string().nullable(),
+    decimals: z.number().int().nullable(),
+    amount: z.string().nullable(),
+    units,
+    recoverable: z.boolean(),
+    recovery: recovery.nullable(),
+  })
+  .meta({ description: "Extension (docs/unexpected-funds.md): funds on the payment's address that the payment will never move" });
+
+export const Payment = z
+  .object({
+    paymentId: uuid,
+    orderId: z.string().max(100),
+    description: z.string().nullable(),
+    status: PaymentStatus,
+    createdAt: unixMs,
+    completedAt: unixMs.nullable(),
+    expiresAt: unixMs.nullable(),
+    chainId: z.string().meta({ description: "Network id, a string in the list output", examples: ["137"] }),
+    token: z.object({ address, symbol: z.string(), decimals: z.number().int() }),
+    amount: decimal,
+    receivedAmount: decimal,
+    merchant: address,
+    recipientAddress: address,
+    transaction: z.object({ hash: txHash, blockNumber: z.number().int().nullable(), confirmations: z.number().int() }).nullable(),
+    settlementTransactionHash: txHash.nullable().meta({ description: "Extension: the settlement sweep" }),
+    fees: z.object({
+      platformFee: decimal,
+      gasFee: decimal,
+      processingFee: decimal,
+      totalFee: decimal,
+      feePercentage: z.number(),
+    }),
+    gasless: z.boolean(),
+    payerCoversFee: z.boolean(),
+    blockConfirmations: z.number().int().meta({ description: "Extension: confirmations required" }),
+    terminal: z.object({ terminalId: z.string(), code: z.string(), name: z.string() }).nullable(),
+    priceSource: z.enum(["indexer", "trusted_oracle", "custom", "stablecoin"]).nullable(),
+    unexpectedFunds: z.array(UnexpectedFunds),
+  })
+  .meta({ description: "A payment record, list output" });
+
+export const PaymentPage = z.object({
+  data: z.array(Payment),
+  nextCursor: z.string().nullable().meta({ description: "The `cursor` of the next page; null on the last" }),
+  hasMore: z.boolean(),
+});
+
+export const Verification = z.object({
+  valid: z.literal(true),
+  verified: z.boolean().meta({ description: "The hash is valid AND the payment is completed" }),
+  payment: z.object({
+    paymentId: uuid,
+    orderId: z.string(),
+    status: PaymentStatus,
+    amount: decimal,
+    receivedAmount: decimal,
+    token: address,
+    chainId: z.number().int(),
+    merchant: address,
+    transactionHash: txHash.nullable(),
+    completedAt: unixMs.optional().meta({ description: "Only when completed" }),
+  }),
+});
+
+export const Balance = z.object({
+  balance: z.string().meta({ description: "Gas Tank balance in USDT, 6 decimals", examples: ["12.500000"] }),
+  depositAddresses: z
+    .array(z.object({ chainId: z.number().int(), address, tokens: z.array(z.object({ symbol: z.string(), address })) }))
+    .meta({ description: "Extension: where to fund the Gas Tank, per chain" }),
+});
+
+export const PromoStatus = z.object({
+  freeTransactions: z.object({ eligible: z.boolean(), used: z.number().int(), remaining: z.number().int() }),
+});
+
+export const Withdrawal = z.object({ paymentId: uuid, status: z.literal("withdrawing"), receivedAmount: decimal });
+export const FundRecovery = z.object({
+  recoveryId: uuid,
+  paymentId: uuid,
+  token: address,
+  status: z.string(),
+  amount: z.string().nullable(),
+  units,
+  payout: address,
+});
+export const withResult = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), error: z.null(), data });
+
+export const PublicPaymentView = z
+  .object({
+    paymentId: uuid,
+    status: PaymentStatus,
+    stage: z.enum(["awaiting_payment", "processing", "completed", "expired", "closed"]),
+    chainId: z.number().int(),
+    chainName: z.string(),
+    token: z.object({ address, symbol: z.string(), decimals: z.number().int() }),
+    amountDue: decimal,
+    amount: decimal,
+    receivedAmount: decimal,
+    remainingAmount: decimal,
+    recipientAddress: address,
+    expiresAt: unixMs,
+    serverTime: unixMs,
+    description: z.string().nullable(),
+    orderId: z.string(),
+    paymentUri: z.string().meta({ description: "EIP-681 URI of what is still to pay" }),
+    redirectUrl: z.string().nullable(),
+  })
+  .meta({ description: "What the payer page shows (modules/payments/public-view.ts)" });
+
+// ---- public lookups (modules/pricing/lookups.ts) ----
+
+export const TokenPrice = z.object({
+  chainId: z.number().int(),
+  address: address.meta({ description: "Lowercased" }),
+  symbol: z.string().nullable(),
+  priceUsd: z.string(),
+  source: z.enum(["indexer", "trusted_oracle"]),
+  timestamp: z.string().meta({ description: "ISO 8601", examples: ["2026-01-01T00:00:00.000Z"] }),
+});
+export const TokenMetadata = z.object({
+  name: z.string().nullable(),
+  symbol: z.string().nullable(),
+  decimals: z.number().int(),
+  logo: z.string().nullable(),
+  hasIndexerPrice: z.boolean(),
+  priceUsd: z.string().optional(),
+  address,
+  chainId: z.number().int(),
+});
+export const OraclePrice = z.object({
+  symbol: z.string(),
+  priceRaw: z.string().meta({ description: "Integer with 18 decimals of precision" }),
+  priceUsd: z.string(),
+  decimals: z.literal(18),
+});

@@ -1,0 +1,1 @@
+CREATE INDEX "settlements_payment_ids_idx" ON "settlements" USING gin ("payment_ids");
