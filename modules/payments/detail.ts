@@ -1,12 +1,10 @@
 import type { AppDeps } from "../../core/deps.js";
-import { NotFound } from "../../core/errors.js";
-import { isUuid } from "../../core/ids.js";
 import { formatAmount } from "../../core/money.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { listDeliveries, type DeliveryView } from "../webhooks/deliveries.js";
 import { fmt, paymentListItem, terminalOf } from "./serialize.js";
-import type { PaymentRow } from "./types.js";
 import { unexpectedFundsOf } from "./unexpected-funds.js";
+import { merchantPayment } from "./merchant-payment.js";
 import { redirectHash, redirectTarget } from "./verify-hash.js";
 
 // One payment with everything the merchant may want to see of it (the dashboard's payment screen): the list
@@ -62,13 +60,7 @@ const WITHDRAWABLE = ["pending", "expired"];
  */
 export async function paymentDetail(deps: Deps, caller: Caller, paymentId: string): Promise<PaymentDetail> {
   const merchant = await authenticate(deps, caller);
-  if (!isUuid(paymentId)) throw new NotFound("Payment not found");
-  const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 AND merchant_id = $2`, [
-    paymentId,
-    merchant.id,
-  ]);
-  const p = rows[0];
-  if (!p) throw new NotFound("Payment not found");
+  const p = await merchantPayment(deps.db.pool, merchant.id, paymentId);
 
   const client = deps.clients.get(p.chain_id);
   const [terminal, latestBlock, unexpected, events, sweeps, deliveries] = await Promise.all([

@@ -1,10 +1,10 @@
 import { getAddress, type Hex } from "viem";
 import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
-import { Conflict, Invalid, NotFound, Unavailable } from "../../core/errors.js";
-import { isUuid } from "../../core/ids.js";
+import { Conflict, Invalid, Unavailable } from "../../core/errors.js";
 import { isTransportError } from "../pricing/token-metadata.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { merchantPayment } from "./merchant-payment.js";
 import { fmt } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
 import { OPEN_RECOVERY_STATUSES, recoverableUnits, tokenMetadataFor } from "./unexpected-funds.js";
@@ -54,13 +54,7 @@ export async function recoverFunds(
   const parsed = recoverFundsBody.safeParse(body);
   if (!parsed.success) throw new Invalid(INVALID_TOKEN);
   const { token } = parsed.data;
-  if (!isUuid(paymentId)) throw new NotFound("Payment not found");
-  const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 AND merchant_id = $2`, [
-    paymentId,
-    merchant.id,
-  ]);
-  const p = rows[0];
-  if (!p) throw new NotFound("Payment not found");
+  const p = await merchantPayment(deps.db.pool, merchant.id, paymentId);
 
   const open = await openRecovery(deps, paymentId, token);
   if (open) return view(deps, p, open);

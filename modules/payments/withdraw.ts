@@ -3,9 +3,9 @@ import { Conflict, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import { withTransaction, type Db } from "../../db/client.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { merchantPayment } from "./merchant-payment.js";
 import { fmt } from "./serialize.js";
 import { transition } from "./state-machine.js";
-import type { PaymentRow } from "./types.js";
 
 export type Withdrawal = { paymentId: string; status: "withdrawing"; receivedAmount: string };
 
@@ -26,12 +26,7 @@ export async function withdrawPayment(deps: Pick<AppDeps, "db" | "now">, caller:
  */
 async function requestWithdraw(db: Db, merchantId: string, paymentId: string, now: number): Promise<Withdrawal> {
   return withTransaction(db, async (client) => {
-    const { rows } = await client.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [
-      paymentId,
-      merchantId,
-    ]);
-    const p = rows[0];
-    if (!p) throw new NotFound("Payment not found");
+    const p = await merchantPayment(client, merchantId, paymentId, { forUpdate: true });
     const received = BigInt(p.received_units);
     if (!["pending", "expired"].includes(p.status) || received === 0n || received >= BigInt(p.due_units))
       throw new Conflict("Payment has no partial payment to withdraw");

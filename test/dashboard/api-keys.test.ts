@@ -5,32 +5,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { hashApiKey } from "../../modules/merchants/api-keys.js";
 import { startTestService, type TestService } from "../helpers/service.js";
-import { dashboardWith, FormClient, ODD_STATUS } from "./forms.js";
+import { dashboardWith, FormClient, ODD_STATUS, signedIn, unescapeHtml as unescape } from "./forms.js";
 
 // The dashboard's API keys screen over HTTP: list, create a named key (shown once, after a redirect: a reload
 // neither shows it again nor mints another), revoke, roll with an overlap (the vault moves to the new key, a
 // legacy webhook is left signing with the old one), and isolation between merchants. The keys are checked
 // where they matter: GET /api/balance answers 200 or 401.
 let svc: TestService;
-let origin: string;
-type Shop = { id: string; apiKey: string; browser: FormClient };
+type Shop = Awaited<ReturnType<typeof signedIn>>;
 
 const sql = (text: string, args: unknown[] = []) => svc.deps.db.pool.query(text, args);
-const unescape = (s: string) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&");
 
-async function shop(browser = new FormClient(origin)): Promise<Shop> {
-  const email = `m${randomUUID()}@shop.example`;
-  const m = await svc.newMerchant({ email, password: "correct horse battery" });
-  const login = await browser.submit("/dashboard/login", "/dashboard/login", { email, password: "correct horse battery" });
-  expect(login.status).toBe(303);
-  return { ...m, browser };
-}
+const shop = (browser?: FormClient): Promise<Shop> => signedIn(svc, undefined, { browser });
 
 const balance = (key: string) => svc.http("GET", "/balance", { apiKey: key });
 const keyId = async (key: string) => (await sql(`SELECT id FROM api_keys WHERE key_hash = $1`, [hashApiKey(key)])).rows[0].id as string;
@@ -55,7 +41,6 @@ const cli = async (...args: string[]) => {
 
 beforeAll(async () => {
   svc = await startTestService({ processors: false });
-  origin = new URL(svc.url).origin;
 });
 afterAll(() => svc?.stop());
 

@@ -1,13 +1,25 @@
+import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { expect } from "vitest";
 import type { AppDeps } from "../../core/deps.js";
 import type { DomainError, ErrorKind } from "../../core/errors.js";
 import { createDashboard } from "../../web/dashboard/index.js";
+import type { TestService } from "../helpers/service.js";
 
 // HTTP helpers for the dashboard's HTML forms: a cookie jar, the page's form token, form posts.
 
 type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 export type FormResponse = { status: number; html: string; location: string | null; headers: Headers };
+
+/** The text of an attribute value or element of server-rendered HTML (what the page escaped, back). */
+export const unescapeHtml = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** A browser-like client of the dashboard without a browser: keeps cookies, reads `_csrf` from pages. */
 export class FormClient {
@@ -106,4 +118,26 @@ export function dashboardWith(deps: AppDeps, statusOf: (e: DomainError) => Conte
   });
   app.route("/dashboard", createDashboard({ clientKey: () => "test", limit: () => async (_c, next) => next(), statusOf }));
   return new FormClient("http://dashboard.test", async (url, init) => app.fetch(new Request(url, init)));
+}
+
+/** The password of the merchants `signedIn` makes. */
+export const PASSWORD = "correct horse battery";
+
+/**
+ * A new merchant with an API key, signed in to the dashboard through the login form (which must answer 303), in
+ * `opts.browser` (default: a new FormClient of the service; e.g. `dashboardWith(svc.deps)`). The name defaults to
+ * newMerchant's.
+ * @example const a = await signedIn(svc, "Shop A"); await a.browser.get("/dashboard/payments");
+ */
+export async function signedIn(
+  svc: TestService,
+  name?: string,
+  opts: { type?: NonNullable<Parameters<TestService["newMerchant"]>[0]>["type"]; browser?: FormClient } = {},
+) {
+  const email = `m${randomUUID()}@shop.example`;
+  const m = await svc.newMerchant({ name, email, password: PASSWORD, type: opts.type });
+  const browser = opts.browser ?? new FormClient(new URL(svc.url).origin);
+  const login = await browser.submit("/dashboard/login", "/dashboard/login", { email, password: PASSWORD });
+  expect(login.status, login.html.slice(0, 300)).toBe(303);
+  return { ...m, email, browser };
 }

@@ -1,8 +1,8 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../helpers/service.js";
-import { dashboardWith, FormClient, ODD_STATUS } from "./forms.js";
+import { dashboardWith, ODD_STATUS, signedIn } from "./forms.js";
 
 // /dashboard/gas-tank over HTTP on the test stack: the balance and deposit addresses of GET /balance, the
 // runway from the last 7 days' settlement spend, the ledger a page at a time, the alert threshold kept
@@ -10,23 +10,11 @@ import { dashboardWith, FormClient, ODD_STATUS } from "./forms.js";
 
 const DAY = 86_400_000;
 let svc: TestService;
-let origin: string;
 
 beforeAll(async () => {
   svc = await startTestService({ processors: false });
-  origin = new URL(svc.url).origin;
 });
 afterAll(() => svc?.stop());
-
-const PASSWORD = "correct horse battery";
-
-async function signedIn(name: string, b = new FormClient(origin)) {
-  const email = `m${randomBytes(6).toString("hex")}@shop.example`;
-  const m = await svc.newMerchant({ name, email, password: PASSWORD });
-  const login = await b.submit("/dashboard/login", "/dashboard/login", { email, password: PASSWORD });
-  expect(login.status).toBe(303);
-  return { ...m, b };
-}
 
 /** A ledger entry `daysAgo` days back on the service's clock. */
 async function entry(merchantId: string, kind: string, micros: bigint, daysAgo: number, paymentId: string | null = null) {
@@ -69,7 +57,7 @@ const banner = (html: string) =>
 
 describe("dashboard Gas Tank", () => {
   it("shows the balance and deposit addresses of GET /balance, the runway and the ledger with payment links", async () => {
-    const a = await signedIn("Tank A");
+    const a = await signedIn(svc, "Tank A");
     const paymentId = await payment(a.apiKey, a.id);
     await entry(a.id, "gas_tank_deposit", 100_000_000n, 10);
     await entry(a.id, "settlement_fee", -50_000_000n, 8); // outside the 7-day window: not in the runway
@@ -83,7 +71,7 @@ describe("dashboard Gas Tank", () => {
     expect(api.body.balance).toBe("43.123456");
     expect(api.body.depositAddresses.length).toBeGreaterThan(0);
 
-    const page = await a.b.get("/dashboard/gas-tank");
+    const page = await a.browser.get("/dashboard/gas-tank");
     expect(page.status).toBe(200);
     expect(text(page.html, "gas-balance")).toBe("43.123456");
     for (const d of api.body.depositAddresses) {
@@ -100,9 +88,9 @@ describe("dashboard Gas Tank", () => {
   });
 
   it("says so when nothing was spent in the last 7 days, and pages the ledger newest first", async () => {
-    const a = await signedIn("Tank P");
+    const a = await signedIn(svc, "Tank P");
     for (let i = 0; i < 27; i++) await entry(a.id, "gas_tank_deposit", BigInt(i + 1) * 1_000_000n, 30 - i);
-    const first = await a.b.get("/dashboard/gas-tank");
+    const first = await a.browser.get("/dashboard/gas-tank");
     expect(text(first.html, "gas-runway")).toBe("No spend in the last 7 days: no estimate.");
     expect(text(first.html, "gas-balance")).toBe("378.000000");
     const amounts = [...first.html.matchAll(/data-testid="ledger-amount">([^<]+)</g)].map((m) => m[1]);
@@ -110,100 +98,100 @@ describe("dashboard Gas Tank", () => {
     expect(amounts[0]).toBe("+27.000000");
     expect(amounts[24]).toBe("+3.000000");
     const older = /href="(\/dashboard\/gas-tank\?before=\d+)">Older entries/.exec(first.html)?.[1];
-    const second = await a.b.get(older!);
+    const second = await a.browser.get(older!);
     expect([...second.html.matchAll(/data-testid="ledger-amount">([^<]+)</g)].map((m) => m[1])).toEqual(["+2.000000", "+1.000000"]);
     expect(second.html).not.toContain("Older entries");
-    expect((await a.b.get("/dashboard/gas-tank?before=abc")).status).toBe(400);
+    expect((await a.browser.get("/dashboard/gas-tank?before=abc")).status).toBe(400);
     // Past the largest bigserial: refused here, not by Postgres as a 500.
-    expect((await a.b.get("/dashboard/gas-tank?before=9999999999999999999")).status).toBe(400);
+    expect((await a.browser.get("/dashboard/gas-tank?before=9999999999999999999")).status).toBe(400);
   });
 
   it("keeps the alert threshold exactly, warns below it, refuses what is not a USDT amount and clears on empty", async () => {
-    const a = await signedIn("Tank Alert");
+    const a = await signedIn(svc, "Tank Alert");
     await entry(a.id, "gas_tank_deposit", 20_000_000n, 1);
-    const saved = await a.b.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "12.345678" });
+    const saved = await a.browser.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "12.345678" });
     expect(saved.status).toBe(303);
     expect(saved.location).toBe("/dashboard/gas-tank?alert=saved");
     const { rows } = await svc.deps.db.pool.query(`SELECT gas_tank_alert_micros::text AS a FROM merchants WHERE id = $1`, [a.id]);
     expect(rows[0].a).toBe("12345678");
-    const page = await a.b.get(saved.location!);
+    const page = await a.browser.get(saved.location!);
     expect(page.html).toContain('name="threshold" inputmode="decimal" autocomplete="off" placeholder="25" value="12.345678"');
     expect(page.html).not.toContain('data-testid="low-balance"');
 
-    await a.b.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "20.000001" });
-    const low = await a.b.get("/dashboard/gas-tank");
+    await a.browser.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "20.000001" });
+    const low = await a.browser.get("/dashboard/gas-tank");
     expect(low.html).toContain('data-testid="low-balance"');
     expect(low.html).toContain("below your alert threshold of 20.000001 USDT");
     // Equal to the balance is not below it.
-    await a.b.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "20" });
-    expect((await a.b.get("/dashboard/gas-tank")).html).not.toContain('data-testid="low-balance"');
+    await a.browser.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "20" });
+    expect((await a.browser.get("/dashboard/gas-tank")).html).not.toContain('data-testid="low-balance"');
 
     for (const bad of ["1.2345678", "-5", "1e3", "12,5", "abc"]) {
-      const r = await a.b.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: bad });
+      const r = await a.browser.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: bad });
       expect(r.status).toBe(400);
       expect(r.html).toContain("Enter the alert threshold in USDT with at most 6 decimals, e.g. 25 or 12.345678");
     }
     const kept = await svc.deps.db.pool.query(`SELECT gas_tank_alert_micros::text AS a FROM merchants WHERE id = $1`, [a.id]);
     expect(kept.rows[0].a).toBe("20000000");
 
-    const cleared = await a.b.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "  " });
+    const cleared = await a.browser.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "  " });
     expect(cleared.location).toBe("/dashboard/gas-tank?alert=cleared");
     const none = await svc.deps.db.pool.query(`SELECT gas_tank_alert_micros AS a FROM merchants WHERE id = $1`, [a.id]);
     expect(none.rows[0].a).toBeNull();
   });
 
   it("warns on every screen while the balance is below the alert threshold, linking to the Gas Tank", async () => {
-    const a = await signedIn("Tank Banner");
-    const b = await signedIn("Tank Other");
+    const a = await signedIn(svc, "Tank Banner");
+    const b = await signedIn(svc, "Tank Other");
     await entry(a.id, "gas_tank_deposit", 5_000_000n, 1);
     // No threshold: no banner, whatever the balance.
-    for (const path of SCREENS) expect(banner((await a.b.get(path)).html), path).toBeNull();
+    for (const path of SCREENS) expect(banner((await a.browser.get(path)).html), path).toBeNull();
 
-    const saved = await a.b.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "20" });
+    const saved = await a.browser.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "20" });
     expect(saved.status).toBe(303);
     for (const path of SCREENS) {
-      const page = await a.b.get(path);
+      const page = await a.browser.get(path);
       expect(page.status, path).toBe(200);
       expect(banner(page.html), path).toBe(
         'Your Gas Tank holds 5.000000 USDT, below your alert threshold of 20.000000 USDT: settlements wait when it runs dry. <a href="/dashboard/gas-tank">Top up the Gas Tank</a>',
       );
     }
     // The Gas Tank screen says it in its own words, once.
-    const own = await a.b.get("/dashboard/gas-tank");
+    const own = await a.browser.get("/dashboard/gas-tank");
     expect(banner(own.html)).toBeNull();
     expect(own.html).toContain('data-testid="low-balance"');
     // Another merchant (no threshold) sees none of it.
-    expect(banner((await b.b.get("/dashboard/payments")).html)).toBeNull();
+    expect(banner((await b.browser.get("/dashboard/payments")).html)).toBeNull();
     // Its own threshold counts against its own balance only: above it, no banner; below it, its own figures.
     await entry(b.id, "gas_tank_deposit", 2_000_000n, 1);
     await svc.deps.db.pool.query(`UPDATE merchants SET gas_tank_alert_micros = 1000000 WHERE id = $1`, [b.id]);
-    expect(banner((await b.b.get("/dashboard/payments")).html)).toBeNull();
+    expect(banner((await b.browser.get("/dashboard/payments")).html)).toBeNull();
     await svc.deps.db.pool.query(`UPDATE merchants SET gas_tank_alert_micros = 3000000 WHERE id = $1`, [b.id]);
-    expect(banner((await b.b.get("/dashboard/payments")).html)).toContain(
+    expect(banner((await b.browser.get("/dashboard/payments")).html)).toContain(
       "holds 2.000000 USDT, below your alert threshold of 3.000000 USDT",
     );
 
     // Topped up to the threshold exactly: not below it, the banner goes.
     await entry(a.id, "gas_tank_deposit", 15_000_000n, 0);
-    expect(banner((await a.b.get("/dashboard/payments")).html)).toBeNull();
+    expect(banner((await a.browser.get("/dashboard/payments")).html)).toBeNull();
     // A settlement fee takes it below again.
     await entry(a.id, "settlement_fee", -1n, 0);
-    expect(banner((await a.b.get("/dashboard/api-keys")).html)).toContain("holds 19.999999 USDT");
+    expect(banner((await a.browser.get("/dashboard/api-keys")).html)).toContain("holds 19.999999 USDT");
   });
 
   it("takes the status of a refused threshold from the mounting app's error mapping", async () => {
-    const a = await signedIn("Tank Status", dashboardWith(svc.deps));
-    const r = await a.b.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "1e3" });
+    const a = await signedIn(svc, "Tank Status", { browser: dashboardWith(svc.deps) });
+    const r = await a.browser.submit("/dashboard/gas-tank", "/dashboard/gas-tank/alert", { threshold: "1e3" });
     expect(r.status).toBe(ODD_STATUS.invalid);
     expect(r.html).toContain("Enter the alert threshold in USDT with at most 6 decimals, e.g. 25 or 12.345678");
   });
 
   it("merchant B's page shows none of A's balance, addresses or ledger", async () => {
-    const a = await signedIn("Tank Alpha");
-    const b = await signedIn("Tank Beta");
+    const a = await signedIn(svc, "Tank Alpha");
+    const b = await signedIn(svc, "Tank Beta");
     await entry(a.id, "gas_tank_deposit", 987_654_321n, 1);
     const aBalance = await svc.http("GET", "/balance", { apiKey: a.apiKey });
-    const bPage = await b.b.get("/dashboard/gas-tank");
+    const bPage = await b.browser.get("/dashboard/gas-tank");
     expect(bPage.status).toBe(200);
     expect(text(bPage.html, "gas-balance")).toBe("0.000000");
     expect(bPage.html).not.toContain("987.654321");

@@ -4,35 +4,22 @@ import { parseEther, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
 import { startTestService, type TestService } from "../helpers/service.js";
-import { dashboardWith, FormClient, ODD_STATUS } from "./forms.js";
+import { dashboardWith, FormClient, ODD_STATUS, signedIn, unescapeHtml as unescape } from "./forms.js";
 
 // The dashboard's payments screens over HTTP: the list with the filters and pagination of GET /v1/payments,
 // a payment's detail (timeline, transactions, fees, redirect hash, deliveries, unexpected funds), manual
 // withdraw and recovery through the same modules as the API, and isolation between two merchants.
 let svc: TestService;
 let origin: string;
-type Shop = { id: string; apiKey: string; browser: FormClient };
+type Shop = Awaited<ReturnType<typeof signedIn>>;
 let A: Shop;
 let B: Shop;
 
 const payout = () => privateKeyToAccount(generatePrivateKey()).address;
 const usdt = () => svc.deps.chains.find((c) => c.chainId === 777177)!.tokens.find((t) => t.symbol === "USDT")!;
 const sql = (text: string, args: unknown[] = []) => svc.deps.db.pool.query(text, args);
-const unescape = (s: string) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&");
 
-async function shop(browser = new FormClient(origin)): Promise<Shop> {
-  const email = `m${randomUUID()}@shop.example`;
-  const m = await svc.newMerchant({ email, password: "correct horse battery" });
-  const login = await browser.submit("/dashboard/login", "/dashboard/login", { email, password: "correct horse battery" });
-  expect(login.status).toBe(303);
-  return { ...m, browser };
-}
+const shop = (browser?: FormClient): Promise<Shop> => signedIn(svc, undefined, { browser });
 
 async function create(s: Shop, over: Record<string, unknown> = {}) {
   const orderId = `order-${randomUUID()}`;

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../helpers/service.js";
-import { FormClient } from "./forms.js";
+import { signedIn } from "./forms.js";
 
 // /dashboard/promotion and /dashboard/vault over HTTP on the test stack: the promotion as GET /promo-status
 // answers it; the vault read only (its webhook secret never shown), users and deposits a page at a time, and
@@ -10,44 +10,31 @@ import { FormClient } from "./forms.js";
 
 const CHAIN = 777177;
 let svc: TestService;
-let origin: string;
 let USDT: string;
 
 beforeAll(async () => {
   svc = await startTestService({ processors: false });
-  origin = new URL(svc.url).origin;
   USDT = svc.deps.chains.find((c) => c.chainId === CHAIN)!.tokens.find((t) => t.symbol === "USDT")!.address;
 });
 afterAll(() => svc?.stop());
-
-const PASSWORD = "correct horse battery";
-
-async function signedIn(name: string, type?: "direct" | "member") {
-  const email = `m${randomBytes(6).toString("hex")}@shop.example`;
-  const m = await svc.newMerchant({ name, email, password: PASSWORD, type });
-  const b = new FormClient(origin);
-  const login = await b.submit("/dashboard/login", "/dashboard/login", { email, password: PASSWORD });
-  expect(login.status).toBe(303);
-  return { ...m, b };
-}
 
 const cell = (html: string, testId: string) => new RegExp(`data-testid="${testId}"[^>]*>([^<]*)<`).exec(html)?.[1];
 
 describe("dashboard promotion", () => {
   it("shows what GET /promo-status answers", async () => {
-    const a = await signedIn("Promo A");
+    const a = await signedIn(svc, "Promo A");
     const api = await svc.http("GET", "/promo-status", { apiKey: a.apiKey });
     expect(api.body).toEqual({ freeTransactions: { eligible: true, used: 0, remaining: 30 } });
-    const page = await a.b.get("/dashboard/promotion");
+    const page = await a.browser.get("/dashboard/promotion");
     expect(page.status).toBe(200);
     expect(cell(page.html, "promo-eligible")).toBe("yes");
     expect(cell(page.html, "promo-used")).toBe("0");
     expect(cell(page.html, "promo-remaining")).toBe("30");
 
-    const member = await signedIn("Promo M", "member");
+    const member = await signedIn(svc, "Promo M", { type: "member" });
     const mApi = await svc.http("GET", "/promo-status", { apiKey: member.apiKey });
     expect(mApi.body).toEqual({ freeTransactions: { eligible: false, used: 0, remaining: 0 } });
-    const mPage = await member.b.get("/dashboard/promotion");
+    const mPage = await member.browser.get("/dashboard/promotion");
     expect(cell(mPage.html, "promo-eligible")).toBe("no");
     expect(cell(mPage.html, "promo-remaining")).toBe("0");
     expect(mPage.html).toContain("the promotion does not apply to it");
@@ -103,15 +90,15 @@ async function deposit(userAddress: string, amount: bigint, status: string) {
 
 describe("dashboard vault", () => {
   it("without a vault, says how to create one with the API", async () => {
-    const a = await signedIn("No Vault");
-    const page = await a.b.get("/dashboard/vault");
+    const a = await signedIn(svc, "No Vault");
+    const page = await a.browser.get("/dashboard/vault");
     expect(page.status).toBe(200);
     expect(page.html).toContain('data-testid="no-vault"');
     expect(page.html).toContain("/api/vault/v1/config");
   });
 
   it("shows the vault's configuration, tokens, webhook without its secret, users and deposits a page at a time", async () => {
-    const a = await signedIn("Vault A");
+    const a = await signedIn(svc, "Vault A");
     const v = await vaultOf(a.apiKey, "Acme Games");
     const addresses: string[] = [];
     for (let i = 0; i < 27; i++) {
@@ -126,9 +113,9 @@ describe("dashboard vault", () => {
     await deposit(addresses[0]!, 1_500_000n, "completed");
     await deposit(addresses[1]!, 2_000_000n, "detected");
 
-    const list = await a.b.get("/dashboard/vault");
+    const list = await a.browser.get("/dashboard/vault");
     expect(list.html).toContain(`href="/dashboard/vault/${v.publicId}"`);
-    const page = await a.b.get(`/dashboard/vault/${v.publicId}`);
+    const page = await a.browser.get(`/dashboard/vault/${v.publicId}`);
     expect(page.status).toBe(200);
     expect(page.html).toContain("Acme Games");
     expect(page.html).toContain(v.walletAddress);
@@ -144,7 +131,7 @@ describe("dashboard vault", () => {
     expect(shown).toEqual(Array.from({ length: 25 }, (_, i) => `user-${26 - i}`));
     expect(page.html).toContain(addresses[26]!);
     const older = /href="([^"]+)">Older users/.exec(page.html)?.[1]?.replace(/&amp;/g, "&");
-    const second = await a.b.get(older!);
+    const second = await a.browser.get(older!);
     expect([...second.html.matchAll(/data-testid="vault-user-row"><td class="mono">([^<]+)</g)].map((m) => m[1])).toEqual([
       "user-1",
       "user-0",
@@ -157,23 +144,23 @@ describe("dashboard vault", () => {
     expect(page.html).toContain("1.5 USDT");
     expect(page.html).toContain("1.49625");
     expect(page.html).toContain("2 USDT");
-    expect((await a.b.get(`/dashboard/vault/${v.publicId}?deposits=forged`)).status).toBe(400);
+    expect((await a.browser.get(`/dashboard/vault/${v.publicId}?deposits=forged`)).status).toBe(400);
   });
 
   it("merchant B gets 404 for A's vault and sees none of A's vault data", async () => {
-    const a = await signedIn("Vault Alpha");
-    const b = await signedIn("Vault Beta");
+    const a = await signedIn(svc, "Vault Alpha");
+    const b = await signedIn(svc, "Vault Beta");
     const v = await vaultOf(a.apiKey, "Alpha Casino");
     const r = await svc.http("POST", "/vault/v1/users", {
       apiKey: a.apiKey,
       body: { externalUserId: "alpha-user", chainId: CHAIN, tokenAddress: USDT },
     });
     expect(r.status).toBe(201);
-    const other = await b.b.get(`/dashboard/vault/${v.publicId}`);
+    const other = await b.browser.get(`/dashboard/vault/${v.publicId}`);
     expect(other.status).toBe(404);
     expect(other.html).toContain("Vault not found");
     expect(other.html).not.toContain("Alpha Casino");
-    const bList = await b.b.get("/dashboard/vault");
+    const bList = await b.browser.get("/dashboard/vault");
     expect(bList.html).toContain('data-testid="no-vault"');
     expect(bList.html).not.toContain(v.publicId);
     expect(bList.html).not.toContain("alpha-user");

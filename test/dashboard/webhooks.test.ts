@@ -1,9 +1,9 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createWebhookDispatcher, type WebhookDispatcher } from "../../modules/webhooks/dispatcher.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { startReceiver, type Receiver } from "../webhooks/helpers/receiver.js";
-import { dashboardWith, FormClient, ODD_STATUS } from "./forms.js";
+import { dashboardWith, FormClient, ODD_STATUS, signedIn } from "./forms.js";
 
 // /dashboard/webhooks over HTTP on the test stack: the form stores what the API shows, the secret is shown
 // once (on the screen the form redirects to: a reload neither shows nor regenerates it), a test event reaches a real HTTPS receiver (self-signed, trusted by this file's dispatcher; the test
@@ -31,17 +31,6 @@ beforeEach(() => {
   receiver.setResponder(() => ({ status: 200, body: "ok" }));
 });
 
-const PASSWORD = "correct horse battery";
-
-/** A merchant with an API key, signed in to the dashboard through the login form. */
-async function signedIn(name: string, b = new FormClient(origin)) {
-  const email = `m${randomBytes(6).toString("hex")}@shop.example`;
-  const m = await svc.newMerchant({ name, email, password: PASSWORD });
-  const login = await b.submit("/dashboard/login", "/dashboard/login", { email, password: PASSWORD });
-  expect(login.status).toBe(303);
-  return { ...m, b };
-}
-
 const secretOf = (html: string) => /value="(whsec_[^"]+)"[^>]*data-testid="webhook-secret"/.exec(html)?.[1];
 const sha256hex = (s: string) => createHash("sha256").update(s).digest("hex");
 const rows = (html: string) => html.match(/data-testid="delivery-row"/g)?.length ?? 0;
@@ -62,12 +51,12 @@ async function create(b: FormClient, fields: Record<string, string | string[]>) 
 
 describe("dashboard webhook configuration", () => {
   it("the form stores the webhook as GET /v1/webhooks shows it; the secret is shown once, masked after", async () => {
-    const a = await signedIn("Shop A");
-    const empty = await a.b.get("/dashboard/webhooks");
+    const a = await signedIn(svc, "Shop A");
+    const empty = await a.browser.get("/dashboard/webhooks");
     expect(empty.status).toBe(200);
     expect(empty.html).toContain("No webhook yet");
 
-    const created = await create(a.b, { url: receiver.url, events: ["payment.completed", "payment.failed"], isActive: "on" });
+    const created = await create(a.browser, { url: receiver.url, events: ["payment.completed", "payment.failed"], isActive: "on" });
     expect(created.status).toBe(200);
     expect(created.html).toContain("Webhook created.");
     const secret = secretOf(created.html);
@@ -83,38 +72,38 @@ describe("dashboard webhook configuration", () => {
       secret: `whsec_********${secret!.slice(-4)}`,
     });
 
-    const later = await a.b.get("/dashboard/webhooks");
+    const later = await a.browser.get("/dashboard/webhooks");
     expect(later.status).toBe(200);
     expect(later.html).not.toContain(secret!);
     expect(later.html).not.toContain('data-testid="webhook-secret"');
     expect(later.html).toContain(`whsec_********${secret!.slice(-4)}`);
 
     // An update: PRG, and the API sees it (inactive, one event).
-    const updated = await configure(a.b, { url: receiver.url, events: ["payment.expired"] });
+    const updated = await configure(a.browser, { url: receiver.url, events: ["payment.expired"] });
     expect(updated.status).toBe(303);
     expect(updated.location).toBe("/dashboard/webhooks?saved=1");
     const after = await svc.http("GET", "/v1/webhooks", { apiKey: a.apiKey });
     expect(after.body.data).toMatchObject({ events: ["payment.expired"], isActive: false, secret: `whsec_********${secret!.slice(-4)}` });
 
     // Regenerate: a new secret, shown once on the screen the POST redirects to; a reload regenerates nothing.
-    const posted = await a.b.submit("/dashboard/webhooks", "/dashboard/webhooks/secret", {});
+    const posted = await a.browser.submit("/dashboard/webhooks", "/dashboard/webhooks/secret", {});
     expect(posted.status).toBe(303);
     expect(posted.location).toBe("/dashboard/webhooks");
     expect(secretOf(posted.html)).toBeUndefined();
-    const regen = await a.b.follow(posted);
+    const regen = await a.browser.follow(posted);
     expect(regen.status).toBe(200);
     expect(regen.html).toContain("New secret generated: the old one no longer signs.");
     const fresh = secretOf(regen.html);
     expect(fresh).toMatch(/^whsec_/);
     expect(fresh).not.toBe(secret);
     expect((await svc.http("GET", "/v1/webhooks", { apiKey: a.apiKey })).body.data.secret).toBe(`whsec_********${fresh!.slice(-4)}`);
-    const reload = await a.b.get("/dashboard/webhooks");
+    const reload = await a.browser.get("/dashboard/webhooks");
     expect(reload.html).not.toContain(fresh!);
     expect(reload.html).not.toContain("New secret generated");
     expect((await svc.http("GET", "/v1/webhooks", { apiKey: a.apiKey })).body.data.secret).toBe(`whsec_********${fresh!.slice(-4)}`);
 
     // Delete.
-    const del = await a.b.submit("/dashboard/webhooks", "/dashboard/webhooks/delete", {});
+    const del = await a.browser.submit("/dashboard/webhooks", "/dashboard/webhooks/delete", {});
     expect(del.status).toBe(303);
     expect(del.location).toBe("/dashboard/webhooks?deleted=1");
     expect(await svc.http("GET", "/v1/webhooks", { apiKey: a.apiKey })).toMatchObject({
@@ -124,26 +113,26 @@ describe("dashboard webhook configuration", () => {
   });
 
   it("refuses what PUT /v1/webhooks refuses, with its message, and keeps what was typed", async () => {
-    const a = await signedIn("Shop V");
-    const http = await configure(a.b, { url: "http://shop.example/hooks", events: ["payment.completed"], isActive: "on" });
+    const a = await signedIn(svc, "Shop V");
+    const http = await configure(a.browser, { url: "http://shop.example/hooks", events: ["payment.completed"], isActive: "on" });
     expect(http.status).toBe(400);
     expect(http.html).toContain("Webhook URL must use HTTPS (http:// is not accepted)");
     expect(http.html).toContain('value="http://shop.example/hooks"');
-    const none = await configure(a.b, { url: receiver.url, isActive: "on" });
+    const none = await configure(a.browser, { url: receiver.url, isActive: "on" });
     expect(none.status).toBe(400);
     expect(none.html).toContain("events must contain at least one event");
-    const unknown = await configure(a.b, { url: receiver.url, events: ["payment.nope"] });
+    const unknown = await configure(a.browser, { url: receiver.url, events: ["payment.nope"] });
     expect(unknown.status).toBe(400);
     expect(unknown.html).toContain("Unknown event: payment.nope.");
     expect((await svc.http("GET", "/v1/webhooks", { apiKey: a.apiKey })).status).toBe(404);
   });
 
   it("takes the status of a refused form from the mounting app's error mapping", async () => {
-    const a = await signedIn("Shop S", dashboardWith(svc.deps));
-    const http = await configure(a.b, { url: "http://shop.example/hooks", events: ["payment.completed"], isActive: "on" });
+    const a = await signedIn(svc, "Shop S", { browser: dashboardWith(svc.deps) });
+    const http = await configure(a.browser, { url: "http://shop.example/hooks", events: ["payment.completed"], isActive: "on" });
     expect(http.status).toBe(ODD_STATUS.invalid);
     expect(http.html).toContain("Webhook URL must use HTTPS (http:// is not accepted)");
-    const none = await a.b.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
+    const none = await a.browser.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
     expect(none.status).toBe(ODD_STATUS.not_found);
     expect(none.html).toContain("Webhook not configured");
   });
@@ -151,10 +140,10 @@ describe("dashboard webhook configuration", () => {
 
 describe("dashboard test event, delivery log and resend", () => {
   it("a test event is signed and delivered whatever the event filter, and logged as success", async () => {
-    const a = await signedIn("Shop T");
-    const created = await create(a.b, { url: receiver.url, events: ["payment.failed"], isActive: "on" });
+    const a = await signedIn(svc, "Shop T");
+    const created = await create(a.browser, { url: receiver.url, events: ["payment.failed"], isActive: "on" });
     const secret = secretOf(created.html)!;
-    const sent = await a.b.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
+    const sent = await a.browser.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
     expect(sent.status).toBe(303);
     const deliveryId = /^\/dashboard\/webhooks\?sent=([0-9a-f-]{36})$/.exec(sent.location ?? "")?.[1];
     expect(deliveryId).toBeTruthy();
@@ -168,34 +157,34 @@ describe("dashboard test event, delivery log and resend", () => {
     const config = (await svc.http("GET", "/v1/webhooks", { apiKey: a.apiKey })).body.data;
     expect(JSON.parse(r.rawBody)).toEqual({ event: "webhook.test", test: true, webhookId: config.id, timestamp: expect.any(Number) });
 
-    const page = await a.b.get("/dashboard/webhooks");
+    const page = await a.browser.get("/dashboard/webhooks");
     expect(rows(page.html)).toBe(1);
     expect(page.html).toContain(`data-delivery-id="${deliveryId}"`);
     expect(page.html).toMatch(/data-testid="delivery-status">success</);
     expect(page.html).toMatch(/data-testid="delivery-attempts">1\/3</);
-    const detail = await a.b.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
+    const detail = await a.browser.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
     expect(detail.status).toBe(200);
     expect(detail.html.match(/data-testid="attempt-row"/g)).toHaveLength(1);
     expect(detail.html).toContain("webhook.test");
   });
 
   it("an inactive webhook sends no test event (409) and none without a webhook (404)", async () => {
-    const a = await signedIn("Shop I");
-    const none = await a.b.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
+    const a = await signedIn(svc, "Shop I");
+    const none = await a.browser.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
     expect(none.status).toBe(404);
     expect(none.html).toContain("Webhook not configured");
-    await configure(a.b, { url: receiver.url, events: ["payment.completed"] });
-    const inactive = await a.b.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
+    await configure(a.browser, { url: receiver.url, events: ["payment.completed"] });
+    const inactive = await a.browser.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
     expect(inactive.status).toBe(409);
     expect(inactive.html).toContain("The webhook is inactive: activate it to send a test event");
   });
 
   it("a failed delivery shows its truncated, escaped response; resend makes one more attempt, visible in the log", async () => {
-    const a = await signedIn("Shop R");
-    await configure(a.b, { url: receiver.url, events: ["payment.completed"], isActive: "on" });
+    const a = await signedIn(svc, "Shop R");
+    await configure(a.browser, { url: receiver.url, events: ["payment.completed"], isActive: "on" });
     const body = `<b>boom</b>${"y".repeat(400)}`;
     receiver.setResponder(() => ({ status: 500, body }));
-    const sent = await a.b.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
+    const sent = await a.browser.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
     const deliveryId = new URL(sent.location!, origin).searchParams.get("sent")!;
     // Three attempts on the retry schedule (now, +5 min, +10 min), then failed.
     await dispatcher.run(svc.deps);
@@ -205,7 +194,7 @@ describe("dashboard test event, delivery log and resend", () => {
     await dispatcher.run(svc.deps);
     expect(receiver.received).toHaveLength(3);
 
-    const failed = await a.b.get("/dashboard/webhooks");
+    const failed = await a.browser.get("/dashboard/webhooks");
     expect(failed.html).toMatch(/data-testid="delivery-status">failed</);
     expect(failed.html).toMatch(/data-testid="delivery-attempts">3\/3</);
     expect(failed.html).toContain("http 500");
@@ -214,66 +203,66 @@ describe("dashboard test event, delivery log and resend", () => {
     expect(failed.html).not.toContain("y".repeat(190));
 
     receiver.setResponder(() => ({ status: 200, body: "ok" }));
-    const resend = await a.b.submit("/dashboard/webhooks", `/dashboard/webhooks/deliveries/${deliveryId}/resend`, {});
+    const resend = await a.browser.submit("/dashboard/webhooks", `/dashboard/webhooks/deliveries/${deliveryId}/resend`, {});
     expect(resend.status).toBe(303);
     expect(resend.location).toBe(`/dashboard/webhooks/deliveries/${deliveryId}?resent=1`);
-    const queued = await a.b.get(resend.location!);
+    const queued = await a.browser.get(resend.location!);
     expect(queued.html).toMatch(/data-testid="delivery-status">pending</);
     expect(queued.html).toMatch(/data-testid="delivery-attempts">3\/4</);
 
     expect(await dispatcher.run(svc.deps)).toMatchObject({ claimed: 1, succeeded: 1 });
     expect(receiver.received).toHaveLength(4);
-    const done = await a.b.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
+    const done = await a.browser.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
     expect(done.html).toMatch(/data-testid="delivery-status">success</);
     expect(done.html).toMatch(/data-testid="delivery-attempts">4\/4</);
     expect(done.html.match(/data-testid="attempt-row"/g)).toHaveLength(4);
   });
 
   it("the log is paginated, newest first", async () => {
-    const a = await signedIn("Shop P");
-    await configure(a.b, { url: receiver.url, events: ["payment.completed"], isActive: "on" });
-    const page = await a.b.get("/dashboard/webhooks");
+    const a = await signedIn(svc, "Shop P");
+    await configure(a.browser, { url: receiver.url, events: ["payment.completed"], isActive: "on" });
+    const page = await a.browser.get("/dashboard/webhooks");
     const csrf = FormClient.csrfOf(page.html);
     const ids: string[] = [];
     for (let i = 0; i < 27; i++) {
       svc.clock.advance(2); // distinct creation times: the order under test is the clock's
-      const sent = await a.b.post("/dashboard/webhooks/test", { _csrf: csrf });
+      const sent = await a.browser.post("/dashboard/webhooks/test", { _csrf: csrf });
       ids.push(new URL(sent.location!, origin).searchParams.get("sent")!);
     }
-    const first = await a.b.get("/dashboard/webhooks");
+    const first = await a.browser.get("/dashboard/webhooks");
     expect(rows(first.html)).toBe(25);
     const order = [...first.html.matchAll(/data-delivery-id="([^"]+)"/g)].map((m) => m[1]);
     expect(order).toEqual(ids.slice(2).reverse());
     const older = /href="(\/dashboard\/webhooks\?cursor=[^"]+)">Older deliveries/.exec(first.html)?.[1];
     expect(older).toBeTruthy();
-    const second = await a.b.get(older!.replace(/&amp;/g, "&"));
+    const second = await a.browser.get(older!.replace(/&amp;/g, "&"));
     expect([...second.html.matchAll(/data-delivery-id="([^"]+)"/g)].map((m) => m[1])).toEqual([ids[1], ids[0]]);
     expect(second.html).not.toContain("Older deliveries");
-    expect((await a.b.get("/dashboard/webhooks?cursor=forged")).status).toBe(400);
+    expect((await a.browser.get("/dashboard/webhooks?cursor=forged")).status).toBe(400);
   });
 });
 
 describe("isolation", () => {
   it("merchant B cannot see or resend A's delivery (404), and B's pages never show A's data", async () => {
-    const a = await signedIn("Shop Alpha");
-    const b = await signedIn("Shop Beta");
-    await configure(a.b, { url: `${receiver.url}?alpha-only`, events: ["payment.completed"], isActive: "on" });
-    const sent = await a.b.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
+    const a = await signedIn(svc, "Shop Alpha");
+    const b = await signedIn(svc, "Shop Beta");
+    await configure(a.browser, { url: `${receiver.url}?alpha-only`, events: ["payment.completed"], isActive: "on" });
+    const sent = await a.browser.submit("/dashboard/webhooks", "/dashboard/webhooks/test", {});
     const deliveryId = new URL(sent.location!, origin).searchParams.get("sent")!;
     await dispatcher.run(svc.deps);
 
-    const view = await b.b.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
+    const view = await b.browser.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
     expect(view.status).toBe(404);
     expect(view.html).toContain("Delivery not found");
-    const resend = await b.b.submit("/dashboard/webhooks", `/dashboard/webhooks/deliveries/${deliveryId}/resend`, {});
+    const resend = await b.browser.submit("/dashboard/webhooks", `/dashboard/webhooks/deliveries/${deliveryId}/resend`, {});
     expect(resend.status).toBe(404);
     expect(resend.html).toContain("Delivery not found");
-    const bPage = await b.b.get("/dashboard/webhooks");
+    const bPage = await b.browser.get("/dashboard/webhooks");
     expect(bPage.html).not.toContain(deliveryId);
     expect(bPage.html).not.toContain("alpha-only");
     expect(rows(bPage.html)).toBe(0);
     // A's delivery is untouched: still one attempt, delivered.
-    const aView = await a.b.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
+    const aView = await a.browser.get(`/dashboard/webhooks/deliveries/${deliveryId}`);
     expect(aView.html).toMatch(/data-testid="delivery-attempts">1\/3</);
     expect(aView.html).toMatch(/data-testid="delivery-status">success</);
     // Not signed in: the login page, not the delivery.

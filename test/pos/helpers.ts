@@ -1,21 +1,12 @@
 // Shared setup of the POS tests: a merchant signed in on the dashboard, the service chain's USDT as a terminal token.
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { FormClient } from "../dashboard/forms.js";
+import { signedIn, unescapeHtml as unescape } from "../dashboard/forms.js";
 import type { TestService } from "../helpers/service.js";
 
-export const PASSWORD = "correct horse battery";
-export const email = () => `m${Math.random().toString(36).slice(2)}@shop.example`;
 export const payout = () => privateKeyToAccount(generatePrivateKey()).address;
 
 /** A new merchant (with an API key) and a browser signed in to its dashboard. */
-export async function signedInMerchant(svc: TestService) {
-  const address = email();
-  const m = await svc.newMerchant({ email: address, password: PASSWORD, name: "Corner Shop" });
-  const browser = new FormClient(new URL(svc.url).origin);
-  const res = await browser.submit("/dashboard/login", "/dashboard/login", { email: address, password: PASSWORD });
-  if (res.status !== 303) throw new Error(`login failed: ${res.status}`);
-  return { ...m, browser };
-}
+export const signedInMerchant = (svc: TestService) => signedIn(svc, "Corner Shop");
 
 /** `chainId:address` of a token of the test stack (lowercase, as terminals store it). */
 export function tokenKeyOf(svc: TestService, chainId: number, symbol: string) {
@@ -29,14 +20,6 @@ export function testIdValue(html: string, testId: string): string | undefined {
   if (input) return /value="([^"]*)"/.exec(input)?.[1];
   return new RegExp(`data-testid="${testId}"[^>]*>([^<]*)<`).exec(html)?.[1];
 }
-
-const unescape = (v: string) =>
-  v
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&");
 
 /**
  * What a browser would post for the form `data-testid=testId` of server-rendered HTML, untouched: every named input

@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDomainError, type DomainError } from "../../core/errors.js";
 import { logger } from "../../core/log.js";
 import { lowGasTank } from "../../modules/gas-tank/alert.js";
+import { serveAsset } from "../assets.js";
 import { dashboardAsset } from "./assets.js";
 import { authPages } from "./auth.js";
 import { csrf } from "./csrf.js";
@@ -47,14 +48,7 @@ export function createDashboard(opts: DashboardOptions) {
     await next();
   });
 
-  dash.get("/assets/:file", (c) => {
-    const a = dashboardAsset(c.req.param("file"));
-    if (!a) return c.text("Not found", 404);
-    c.header("Content-Type", a.contentType);
-    c.header("X-Content-Type-Options", "nosniff");
-    c.header("Cache-Control", c.req.query("v") === a.hash ? "public, max-age=31536000, immutable" : "no-cache");
-    return c.body(a.body);
-  });
+  dash.get("/assets/:file", (c) => serveAsset(c, dashboardAsset(c.req.param("file"))));
 
   // A flood guard per client address, like /api's (every page reads the database).
   dash.use(opts.limit("web.requests"));

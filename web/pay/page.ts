@@ -3,8 +3,9 @@ import { Hono, type Context } from "hono";
 import QRCode from "qrcode";
 import { publicPaymentView } from "../../modules/payments/public-view.js";
 import type { AppDeps } from "../../core/deps.js";
-import { payAssets, type PayAssets } from "./assets.js";
-import { notFoundPage, payerPage, type AssetUrls } from "./template.js";
+import { isPageAsset, serveAsset } from "../assets.js";
+import { payAssets, payAssetUrls } from "./assets.js";
+import { notFoundPage, payerPage } from "./template.js";
 
 /**
  * The payer page `{app_url}/pay/<paymentId>` (mounted at the root, outside /api), its QR image, its
@@ -37,13 +38,7 @@ payPage.get("/api/payments/:paymentId/status", async (c) => {
 /** GET /pay/assets/pay.css and pay.js: immutable under their content hash (`?v=`), revalidated otherwise. */
 payPage.get("/pay/assets/:file", async (c) => {
   const file = c.req.param("file");
-  if (file !== "pay.css" && file !== "pay.js") return c.text("Not found", 404);
-  const asset = (await payAssets())[file];
-  c.header("X-Content-Type-Options", "nosniff");
-  c.header("Cache-Control", c.req.query("v") === asset.hash ? "public, max-age=31536000, immutable" : "no-cache");
-  c.header("ETag", `"${asset.hash}"`);
-  if (c.req.header("If-None-Match") === `"${asset.hash}"`) return c.body(null, 304);
-  return c.body(asset.body, 200, { "Content-Type": asset.contentType });
+  return serveAsset(c, isPageAsset("pay", file) ? (await payAssets())[file] : undefined, { etag: true });
 });
 
 /** GET /pay/:paymentId/qr.svg: the QR of what is still to pay (the page swaps it in after a partial payment). */
@@ -66,15 +61,9 @@ payPage.get("/pay/:paymentId", async (c) => {
   );
   c.header("Referrer-Policy", "no-referrer");
   const [view, assets] = await Promise.all([publicPaymentView(c.var.deps, c.req.param("paymentId")), payAssets()]);
-  const urls = assetUrls(assets);
+  const urls = payAssetUrls(assets);
   if (!view) return c.html(notFoundPage(nonce, urls), 404);
   return c.html(payerPage(view, await qrSvg(view.paymentUri), nonce, urls));
-});
-
-/** Relative to /pay/<id>, like the script's status and QR URLs, so the app can sit behind a path prefix. */
-const assetUrls = (a: PayAssets): AssetUrls => ({
-  css: `assets/pay.css?v=${a["pay.css"].hash}`,
-  js: `assets/pay.js?v=${a["pay.js"].hash}`,
 });
 
 function qrSvg(uri: string): Promise<string> {

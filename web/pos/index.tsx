@@ -8,6 +8,7 @@ import { logger } from "../../core/log.js";
 import { createPosSale, posSaleView } from "../../modules/terminals/pos-sale.js";
 import { POS_COOKIE, posLogin, posLogout, posSession, posTerminal, type PosSession } from "../../modules/terminals/pos-sessions.js";
 import { terminalTokens } from "../../modules/terminals/terminal-settings.js";
+import { isPageAsset, serveAsset } from "../assets.js";
 import { csrf } from "../dashboard/csrf.js";
 import { formInput } from "../dashboard/form-input.js";
 import { posAssets, posAssetUrls } from "./assets.js";
@@ -38,11 +39,7 @@ export function createPos(opts: PosOptions) {
 
   pos.get("/assets/:file", async (c) => {
     const file = c.req.param("file");
-    if (file !== "pos.css" && file !== "pos.js") return c.text("Not found", 404);
-    const a = (await posAssets())[file];
-    c.header("X-Content-Type-Options", "nosniff");
-    c.header("Cache-Control", c.req.query("v") === a.hash ? "public, max-age=31536000, immutable" : "no-cache");
-    return c.body(a.body, 200, { "Content-Type": a.contentType });
+    return serveAsset(c, isPageAsset("pos", file) ? (await posAssets())[file] : undefined);
   });
 
   pos.use(async (c, next) => {
