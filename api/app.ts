@@ -9,6 +9,7 @@ import { clientIp, ipBucket, rateLimit, takeFor } from "./middleware/rate-limit.
 import { observe } from "./middleware/observe.js";
 import { apiDocs } from "./openapi/docs-page.js";
 import { auth } from "./routes/auth.js";
+import { bridge } from "./routes/bridge.js";
 import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
 import { metricsRoute } from "./routes/metrics.js";
@@ -34,6 +35,8 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   api.use(ipLimits);
   api.route("/payments", payments);
   api.route("/v1/payments", paymentsV1);
+  // Cross-chain payment from the payer page (public): /payments/:paymentId/bridge/*.
+  api.route("/payments", bridge);
   api.route("/tokens", tokens);
   api.route("/oracle", oracle);
   api.route("/graphql", graphqlRoute);

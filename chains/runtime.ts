@@ -10,6 +10,9 @@ export type ChainDeployment = {
   oracle?: Address;
   /** Multicall3, where the local stack placed it. */
   multicall3?: Address;
+  /** The local DLN-like bridge (contracts/BridgeSource.sol, contracts/BridgeDestination.sol), on every local chain. */
+  bridgeSource?: Address;
+  bridgeDestination?: Address;
   /** symbol -> address of tokens deployed for this chain (test tokens on Anvil). */
   tokens: Record<string, Address>;
   startBlock: number;
@@ -24,6 +27,9 @@ export type ActiveChain = Omit<ChainInfo, "tokens"> & {
   oracle?: Address;
   /** Multicall3 (native balances are read in one batch). */
   multicall3: Address;
+  /** The bridge's contracts on this chain (cross-chain payments), when there are any. */
+  bridgeSource?: Address;
+  bridgeDestination?: Address;
   startBlock: number;
   tokens: ActiveToken[];
 };
@@ -62,6 +68,8 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
       implementation: addr(env[`FACTORY_IMPLEMENTATION_${chain.chainId}`]) ?? dep?.implementation,
       oracle: addr(env[`ORACLE_ADDRESS_${chain.chainId}`]) ?? dep?.oracle,
       multicall3: addr(env[`MULTICALL3_ADDRESS_${chain.chainId}`]) ?? addr(dep?.multicall3) ?? MULTICALL3_ADDRESS,
+      bridgeSource: addr(env[`BRIDGE_SOURCE_ADDRESS_${chain.chainId}`]) ?? addr(dep?.bridgeSource),
+      bridgeDestination: addr(env[`BRIDGE_DESTINATION_ADDRESS_${chain.chainId}`]) ?? addr(dep?.bridgeDestination),
       startBlock: Number(env[`START_BLOCK_${chain.chainId}`] ?? dep?.startBlock ?? 0),
       tokens,
     });

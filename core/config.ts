@@ -85,6 +85,24 @@ const schema = z.object({
   PRICE_API_URL: z.string().optional(),
   PRICE_API_KEY: z.string().optional(),
   /**
+   * Base URL of the cross-chain bridge's HTTP API (deBridge DLN: `https://dln.debridge.finance`; locally the stand-in).
+   * Unset: cross-chain payments are off (modules/bridge/dln.ts).
+   */
+  BRIDGE_API_URL: z.string().optional(),
+  /** DLN access token (sent as `accesstoken`): 300 requests a minute instead of 50. */
+  BRIDGE_API_KEY: z.string().optional(),
+  /**
+   * The service's order authority on the destination chain: the only key that may cancel a payer's unfilled order
+   * (it pays the cancel's gas). Required in production when BRIDGE_API_URL is set; elsewhere the settler's key.
+   */
+  BRIDGE_AUTHORITY_PRIVATE_KEY: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined)
+    .refine((v) => v === undefined || /^0x[0-9a-fA-F]{64}$/.test(v), "BRIDGE_AUTHORITY_PRIVATE_KEY must be a 0x-prefixed 32-byte hex key"),
+  /** Pause between passes of the bridge-orders processor (ms): order status polls and auto-cancels. */
+  BRIDGE_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
+  /**
    * API processes sharing the API port (`npm run serve`, node:cluster; api/workers.ts). Each has its own database pool
    * (DATABASE_POOL_SIZE connections) and caches; limits are shared through Postgres.
    */
@@ -150,6 +168,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (c.NODE_ENV === "production" && c.HASH_SECRET === DEV_HASH_SECRET) throw new Error("HASH_SECRET must be set in production");
   if (c.NODE_ENV === "production" && !c.SECRET_KEY)
     throw new Error(`SECRET_KEY must be set in production: it encrypts webhook secrets at rest. It is ${SECRET_KEY_FORMAT}`);
+  if (c.NODE_ENV === "production" && c.BRIDGE_API_URL && !c.BRIDGE_AUTHORITY_PRIVATE_KEY)
+    throw new Error(
+      "BRIDGE_AUTHORITY_PRIVATE_KEY must be set in production when BRIDGE_API_URL is: it cancels unfilled cross-chain orders",
+    );
   const signup = c.DASHBOARD_SIGNUP ?? (c.NODE_ENV === "production" ? "closed" : "open");
   return { ...c, baseUrl, appUrl, DASHBOARD_SIGNUP: signup };
 }

@@ -767,3 +767,69 @@ export const vaultDepositEvents = pgTable(
   },
   (t) => [index("vault_deposit_events_deposit_idx").on(t.depositId)],
 );
+
+/**
+ * Cross-chain orders of payments (modules/bridge/orders.ts), one row per bridge order (the provider's orderId, lowercase hex).
+ * quoted (create-tx answered for the payer page) -> created (the payer's transaction reported or seen: the 5-minute
+ * fill window starts at `reported_at`) -> fulfilled (the recipient was paid on the destination) -> claimed_unlock;
+ * or created -> cancel_sent (our authority's cancel transaction, stored before broadcast like every transaction)
+ * -> cancelled (the escrow refunded to the payer on the source). `failed`: a cancel that reverted while the order
+ * stayed unfilled (operator attention). Amounts in smallest units: `src_amount` of `src_token`, `take_amount` of
+ * the payment's token (exact).
+ */
+export const bridgeOrders = pgTable(
+  "bridge_orders",
+  {
+    id: text("id").primaryKey(),
+    paymentId: uuid("payment_id")
+      .notNull()
+      .references(() => payments.id),
+    srcChainId: integer("src_chain_id").notNull(),
+    srcToken: text("src_token").notNull(),
+    srcAmount: units("src_amount").notNull(),
+    payer: text("payer").notNull(),
+    dstChainId: integer("dst_chain_id").notNull(),
+    dstToken: text("dst_token").notNull(),
+    takeAmount: units("take_amount").notNull(),
+    status: text("status").notNull().default("quoted"),
+    /** The provider's last answer (DLN: Created, Fulfilled, SentUnlock, ClaimedUnlock, SentOrderCancel, ClaimedOrderCancel...). */
+    providerStatus: text("provider_status"),
+    createTxHash: text("create_tx_hash"),
+    /** When the order was known created on the source: the auto-cancel counts 5 minutes from here. */
+    reportedAt: ts("reported_at"),
+    /** Last time an unreported quote was looked up at the provider (modules/bridge/poll.ts adoptQuotes). */
+    checkedAt: ts("checked_at"),
+    cancelTxHash: text("cancel_tx_hash"),
+    cancelRawTx: text("cancel_raw_tx"),
+    cancelNonce: integer("cancel_nonce"),
+    /** signed | sent | mined | reverted | dropped (chains/tx-sender.ts outcomes). */
+    cancelTxStatus: text("cancel_tx_status"),
+    error: text("error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("bridge_orders_payment_idx").on(t.paymentId, t.createdAt.desc()),
+    // What the bridge-orders processor polls, and what holds a payment's expiry.
+    index("bridge_orders_live_idx")
+      .on(t.status, t.reportedAt)
+      .where(sql`status IN ('created', 'fulfilled', 'cancel_sent')`),
+  ],
+);
+
+/** Every status change of a bridge order, for audit (modules/bridge/transition.ts). */
+export const bridgeOrderEvents = pgTable(
+  "bridge_order_events",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    orderId: text("order_id")
+      .notNull()
+      .references(() => bridgeOrders.id),
+    fromStatus: text("from_status"),
+    toStatus: text("to_status").notNull(),
+    reason: text("reason"),
+    data: jsonb("data"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("bridge_order_events_order_idx").on(t.orderId)],
+);

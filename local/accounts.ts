@@ -14,10 +14,15 @@ export const ANVIL_KEYS = [
   "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
 ] as const;
 
-/** Roles on a local chain: deployer/owner, settler (may trigger sweeps), fee recipient/treasury, then payers. */
+/**
+ * Roles on a local chain: deployer/owner, settler (may trigger sweeps), fee recipient/treasury, payers, and the
+ * bridge solver (fills bridge orders and, as the bridge's messenger, relays unlocks and cancels). The last key is
+ * the benchmarks' loader (bench/lib/load.ts).
+ */
 export const LOCAL_ROLES = {
   deployer: privateKeyToAccount(ANVIL_KEYS[0]),
   settler: privateKeyToAccount(ANVIL_KEYS[1]),
   treasury: privateKeyToAccount(ANVIL_KEYS[2]),
-  payers: ANVIL_KEYS.slice(3).map((k) => privateKeyToAccount(k)),
+  payers: ANVIL_KEYS.slice(3, 8).map((k) => privateKeyToAccount(k)),
+  bridgeSolver: privateKeyToAccount(ANVIL_KEYS[8]),
 };

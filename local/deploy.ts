@@ -9,6 +9,8 @@ import {
   type Hex,
   type PublicClient,
 } from "viem";
+import { bridgeDestinationAbi, bridgeDestinationBytecode } from "../abis/BridgeDestination.js";
+import { bridgeSourceAbi, bridgeSourceBytecode } from "../abis/BridgeSource.js";
 import { multicall3Bytecode } from "../abis/Multicall3.js";
 import { priceOracleAbi, priceOracleBytecode } from "../abis/PriceOracle.js";
 import { testTokenAbi, testTokenBytecode } from "../abis/TestToken.js";
@@ -43,7 +45,7 @@ async function placeMulticall3(pub: PublicClient): Promise<Address> {
 }
 
 /**
- * Deploys the factory, oracle and the chain's registry tokens on a fresh local chain, and places Multicall3.
+ * Deploys the factory, oracle, the chain's registry tokens and the bridge on a fresh local chain, and places Multicall3.
  * Addresses are deterministic: they follow from the deployer's nonces on a fresh chain.
  */
 export async function deployLocalChain(opts: {
@@ -89,6 +91,16 @@ export async function deployLocalChain(opts: {
         ? await deploy(t.symbol, tetherTokenAbi as Abi, tetherTokenBytecode, [`Tether USD (local ${opts.chainId})`, t.symbol, t.decimals])
         : await deploy(t.symbol, testTokenAbi as Abi, testTokenBytecode, [`${t.symbol} (local ${opts.chainId})`, t.symbol, t.decimals]);
   }
+  // The DLN-like bridge (every local chain is a source and a destination), deployed after the tokens so their
+  // addresses stay as they were. Its solver relays unlocks and cancels as messenger and starts with a token stock.
+  const bridgeSource = await deploy("BridgeSource", bridgeSourceAbi as Abi, bridgeSourceBytecode, []);
+  const bridgeDestination = await deploy("BridgeDestination", bridgeDestinationAbi as Abi, bridgeDestinationBytecode, []);
+  await write("setMessenger", bridgeSource, bridgeSourceAbi as Abi, "setMessenger", [LOCAL_ROLES.bridgeSolver.address]);
+  for (const t of [...info.tokens, ...(opts.extraTokens ?? [])])
+    await write(`mint ${t.symbol}`, tokens[t.symbol]!, testTokenAbi as Abi, "mint", [
+      LOCAL_ROLES.bridgeSolver.address,
+      parseUnits("1000000000", t.decimals),
+    ]);
   await write("setFeeRecipient", factory, walletFactoryAbi as Abi, "setFeeRecipient", [LOCAL_ROLES.treasury.address, true]);
   const symbols = Object.keys(LOCAL_PRICES);
   await write("setPrices", oracle, priceOracleAbi as Abi, "setPrices", [symbols, symbols.map((s) => parseUnits(LOCAL_PRICES[s]!, 18))]);
@@ -106,5 +118,5 @@ export async function deployLocalChain(opts: {
   }
   const multicall3 = await placeMulticall3(pub);
   const startBlock = Number(await pub.getBlockNumber());
-  return { chainId: opts.chainId, factory, implementation, oracle, multicall3, tokens, startBlock };
+  return { chainId: opts.chainId, factory, implementation, oracle, multicall3, bridgeSource, bridgeDestination, tokens, startBlock };
 }

@@ -3,9 +3,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { factoryMismatch } from "../chains/factory-check.js";
 import { createPublicClient, http } from "viem";
-import type { Deployments } from "../chains/runtime.js";
+import { activeChains, type Deployments } from "../chains/runtime.js";
 import { LOCAL_ROLES, ANVIL_KEYS } from "./accounts.js";
 import { startAnvil, type Anvil } from "./anvil.js";
+import { startBridgeStandIn } from "./bridge/server.js";
+import { startSolver } from "./bridge/solver.js";
 import { deployLocalChain } from "./deploy.js";
 import { startPonder, ponderSchemaName, type PonderProcess } from "./ponder.js";
 import { startEmbeddedPostgres, type LocalPostgres } from "./postgres.js";
@@ -76,9 +78,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       stops.push(() => anvil.stop());
       const pub = createPublicClient({ transport: http(anvil.rpcUrl) });
       const prev = previous.chains[String(chainId)];
-      // A factory of an earlier release derives other addresses (chains/factory-check.ts): deploy this release's.
+      // A factory of an earlier release derives other addresses (chains/factory-check.ts), or state from before the
+      // bridge contracts: deploy this release's.
       const kept =
         prev &&
+        prev.bridgeSource &&
+        prev.bridgeDestination &&
         (await pub.getCode({ address: prev.factory }))?.length &&
         !(await factoryMismatch(pub, prev.factory).catch((e) => String(e)))
           ? prev
@@ -98,6 +103,24 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       TREASURY_ADDRESS: LOCAL_ROLES.treasury.address,
     };
     for (const a of anvils) env[`RPC_URL_${a.chainId}`] = a.rpcUrl;
+
+    // Two or more chains with the bridge: the DLN stand-in and its solver (local/bridge/), for cross-chain payments.
+    // Its skip list (POST /local/solver/skip/{receiver}) lets a test leave an order unfilled.
+    const bridgeChains = activeChains(env).filter((c) => c.bridgeSource && c.bridgeDestination);
+    let bridgeUrl: string | undefined;
+    if (bridgeChains.length >= 2) {
+      const skipReceivers = new Set<string>();
+      const standIn = await startBridgeStandIn({ chains: bridgeChains, skipReceivers });
+      stops.push(() => standIn.close());
+      const solver = startSolver({
+        chains: bridgeChains,
+        account: LOCAL_ROLES.bridgeSolver,
+        skip: (o) => skipReceivers.has(o.receiver.toLowerCase()),
+      });
+      stops.push(() => solver.stop());
+      bridgeUrl = standIn.url;
+      log(`bridge      ${standIn.url} (DLN stand-in; solver ${LOCAL_ROLES.bridgeSolver.address})`);
+    }
 
     let ponder: PonderProcess | undefined;
     if (opts.ponder !== false) {
@@ -122,7 +145,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       log(`indexer     ${ponder.url} (schema ${ponder.schema}, views ${env.PONDER_VIEWS_SCHEMA}; log ${path.join(dataDir, "ponder.log")})`);
     }
     // The service's key sealing webhook secrets at rest; the indexer never gets it.
-    const serviceEnv = { ...env, SECRET_KEY: opts.secretKey ?? randomBytes(32).toString("hex") };
+    const serviceEnv = {
+      ...env,
+      ...(bridgeUrl ? { BRIDGE_API_URL: bridgeUrl } : {}),
+      SECRET_KEY: opts.secretKey ?? randomBytes(32).toString("hex"),
+    };
     return {
       databaseUrl,
       chains: anvils.map((a) => ({ chainId: a.chainId, rpcUrl: a.rpcUrl })),

@@ -1,3 +1,4 @@
+import { bridgeOrders } from "./bridge-orders.js";
 import { detector } from "./detector.js";
 import { expiry } from "./expiry.js";
 import { gasTankCredits } from "./gas-tank.js";
@@ -10,5 +11,15 @@ import { webhookDispatcher } from "./webhook-dispatcher.js";
 
 /** Every background processor of the service, in one list (started by `npm start` and by deployments). */
 export function allProcessors(): Processor[] {
-  return [detector(), gasTankCredits(), settler(), expiry(), webhookDispatcher(), syncPruner(), vaultDeposits(), vaultSweeper()];
+  return [
+    detector(),
+    gasTankCredits(),
+    settler(),
+    expiry(),
+    webhookDispatcher(),
+    syncPruner(),
+    vaultDeposits(),
+    vaultSweeper(),
+    bridgeOrders(),
+  ];
 }

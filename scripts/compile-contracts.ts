@@ -9,7 +9,17 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(import.meta.dirname, "..");
 const contractsDir = path.join(root, "contracts");
 const outDir = path.join(root, "abis");
-const CONTRACTS = ["WalletFactory", "ForwarderWallet", "PriceOracle", "TestToken", "TetherToken", "LogSpammer", "ReentrantPayout"];
+const CONTRACTS = [
+  "WalletFactory",
+  "ForwarderWallet",
+  "PriceOracle",
+  "TestToken",
+  "TetherToken",
+  "LogSpammer",
+  "ReentrantPayout",
+  "BridgeSource",
+  "BridgeDestination",
+];
 
 const sources = Object.fromEntries(
   fs

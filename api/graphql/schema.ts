@@ -173,6 +173,18 @@ export const SDL = /* GraphQL */ `
     anything left once the payment is final), recoverable to the payout with \`recoverFunds\`. Empty when none.
     """
     unexpectedFunds: [UnexpectedFunds!]!
+    "Extension: the cross-chain order the payer placed (the latest), or null (docs/bridge.md)."
+    bridge: BridgeRef
+  }
+
+  type BridgeRef {
+    "The bridge's order id (lowercase hex)."
+    orderId: String!
+    srcChainId: Int!
+    "Token the payer gave on the source chain."
+    srcToken: String!
+    "quoted, created, fulfilled, claimed_unlock, cancel_sent, cancelled or failed."
+    status: String!
   }
 
   type UnexpectedFunds {

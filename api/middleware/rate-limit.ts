@@ -38,6 +38,8 @@ export const LIMITS = {
   "vault.deposits": { limit: 100, by: "merchant" },
   /** POST /vault/v1/deposits/{id}/recover. */
   "vault.deposits.recover": { limit: 100, by: "merchant" },
+  /** GET /payments/{id}/bridge/quote and POST /payments/{id}/bridge/orders (public; each asks the bridge provider). */
+  "payments.bridge": { limit: 30, by: "ip" },
   /** GET /vault/v1/business/{publicId}/tokens (public). */
   "vault.public-tokens": { limit: 60, by: "ip" },
   /** POST /auth/login: attempts, whatever their outcome (each costs a password hash). */

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { bridgeOrderBody, bridgeQuoteQuery } from "../../modules/bridge/orders.js";
 import { loginForm } from "../../modules/merchants/sessions.js";
 import { listPaymentsQuery } from "../../modules/payments/list.js";
 import { recoverFundsBody } from "../../modules/payments/recover.js";
@@ -13,6 +14,7 @@ import { regenerateVaultWebhookBody } from "../../modules/vault/webhooks.js";
 import { putWebhookBody, regenerateSecretBody } from "../../modules/webhooks/config.js";
 import { deliveriesQuery } from "../../modules/webhooks/deliveries.js";
 import { putVaultWebhookBody } from "../../modules/webhooks/vault-config.js";
+import * as bridge from "./schemas-bridge.js";
 import * as common from "./schemas-common.js";
 import * as pay from "./schemas-payments.js";
 import * as hooks from "./schemas-webhooks.js";
@@ -90,6 +92,20 @@ export const ROUTE_SCHEMAS = {
     schema: oraclePriceQuery,
     validator: "modules/pricing/lookups.ts oraclePriceQuery",
     notes: { symbol: "Case-insensitive; `USDT0` is read as `USDT`" },
+  },
+  BridgeQuoteQuery: {
+    schema: bridgeQuoteQuery,
+    validator: "modules/bridge/orders.ts bridgeQuoteQuery",
+    notes: {
+      srcChainId: "The network the payer pays from (decimal digits); not the payment's",
+      srcToken: "Token the payer gives (the zero address: the native coin)",
+      payer: "The payer's wallet: with it, the answer carries the order transaction",
+    },
+  },
+  BridgeOrderRequest: {
+    schema: bridgeOrderBody,
+    validator: "modules/bridge/orders.ts bridgeOrderBody",
+    notes: { txHash: "The payer's transaction on the source chain that created the order" },
   },
   LoginRequest: {
     schema: loginForm,
@@ -228,6 +244,8 @@ export const COMPONENTS = {
   FundRecovery: pay.FundRecovery,
   FundRecoveryResult: pay.withResult(pay.FundRecovery),
   PublicPaymentView: pay.PublicPaymentView,
+  BridgeQuote: bridge.BridgeQuote,
+  BridgeOrders: bridge.BridgeOrders,
 
   WebhookConfig: hooks.WebhookConfig,
   WebhookConfigResult: pay.withResult(hooks.WebhookConfig),

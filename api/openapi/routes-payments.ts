@@ -1,4 +1,5 @@
 import { zeroAddress } from "viem";
+import { BRIDGE_OFF, bridgeQuoteQuery } from "../../modules/bridge/orders.js";
 import { listPaymentsQuery } from "../../modules/payments/list.js";
 import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
 import { verifyQuery } from "../../modules/payments/verify.js";
@@ -9,6 +10,86 @@ import { BAD_JSON, fail, NOT_JSON, TOO_LARGE, TOO_MANY, UNAUTHORIZED, type Opera
 // web/pay/page.ts), with the spec's messages (spec "Endpoints").
 
 const paymentId = { paymentId: { description: "The payment id", example: "3d3f1c9a-8f4e-4a57-b9f1-0d6c4b1e2a10" } };
+
+const BRIDGE_DOWN = [fail(503, BRIDGE_OFF), fail(503, "No bridge route available"), fail(503, "Bridge unavailable")];
+
+/** Cross-chain payment from the payer page (api/routes/bridge.ts, docs/bridge.md): public, the payment id is the capability. */
+const BRIDGE_OPERATIONS: Operation[] = [
+  {
+    method: "get",
+    path: "/payments/{paymentId}/bridge/quote",
+    tag: "Extensions",
+    summary: "Cross-chain quote for the payer",
+    description:
+      "What paying the rest of the payment from another network and token costs (exact output: the recipient gets what the payment still needs). With `payer`, also the order transaction to send, and the order is recorded as quoted.",
+    auth: "public",
+    extension: true,
+    pathParams: paymentId,
+    query: bridgeQuoteQuery,
+    responses: [{ status: 200, description: "The quote", schema: "BridgeQuote" }],
+    errors: {
+      shape: "plain",
+      list: [
+        fail(400, "srcChainId and srcToken are required"),
+        fail(400, "srcChainId must be a number"),
+        fail(400, "Invalid source token address"),
+        fail(400, "Invalid payer address"),
+        fail(400, "Source and destination networks must differ"),
+        fail(400, "Token not supported by the bridge"),
+        fail(400, "Payment token not supported by the bridge"),
+        fail(400, "Amount too small to bridge"),
+        fail(400, "Bridge rejected the request"),
+        fail(404, "Payment not found"),
+        fail(409, "Payment is not awaiting payment"),
+        fail(409, "Payment has expired"),
+        TOO_MANY,
+        ...BRIDGE_DOWN,
+      ],
+    },
+    rateLimit: "30 requests a minute per address (with POST /payments/{paymentId}/bridge/orders)",
+  },
+  {
+    method: "post",
+    path: "/payments/{paymentId}/bridge/orders",
+    tag: "Extensions",
+    summary: "Report the payer's cross-chain transaction",
+    description:
+      "The orders the transaction created (quoted for this payment) become `created` and the payment's `expiresAt` moves 15 minutes later, once per order. 409 while the bridge has not indexed the transaction: retry.",
+    auth: "public",
+    extension: true,
+    pathParams: paymentId,
+    body: { schema: "BridgeOrderRequest", required: true, example: { txHash: `0x${"5c".repeat(32)}` } },
+    responses: [{ status: 200, description: "The payment's orders", schema: "BridgeOrders" }],
+    errors: {
+      shape: "plain",
+      list: [
+        fail(400, "txHash is required"),
+        fail(400, "Invalid transaction hash"),
+        BAD_JSON,
+        fail(400, "Transaction created no bridge order for this payment"),
+        fail(404, "Payment not found"),
+        fail(409, "No bridge order found in this transaction yet"),
+        TOO_LARGE,
+        NOT_JSON,
+        TOO_MANY,
+        ...BRIDGE_DOWN,
+      ],
+    },
+    rateLimit: "30 requests a minute per address (with GET /payments/{paymentId}/bridge/quote)",
+  },
+  {
+    method: "get",
+    path: "/payments/{paymentId}/bridge/orders",
+    tag: "Extensions",
+    summary: "The payment's cross-chain orders",
+    description: "What the payer page polls to follow an order: created, fulfilled, claimed_unlock; or cancel_sent, cancelled (refunded).",
+    auth: "public",
+    extension: true,
+    pathParams: paymentId,
+    responses: [{ status: 200, description: "The payment's orders", schema: "BridgeOrders" }],
+    errors: { shape: "plain", list: [fail(404, "Payment not found")] },
+  },
+];
 
 export const PAYMENT_OPERATIONS: Operation[] = [
   {
@@ -219,4 +300,5 @@ export const PAYMENT_OPERATIONS: Operation[] = [
     responses: [{ status: 200, description: "The payer's view", schema: "PublicPaymentView" }],
     errors: { shape: "plain", list: [fail(404, "Payment not found")] },
   },
+  ...BRIDGE_OPERATIONS,
 ];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
+import { BridgeRef } from "./schemas-bridge.js";
 import { address, decimal, txHash, unixMs, units, uuid } from "./schemas-common.js";
 
 // Hand-written zod schemas of the payment responses (modules/payments/serialize.ts, verify.ts, withdraw.ts,
@@ -67,6 +68,7 @@ export const Payment = z
     terminal: z.object({ terminalId: z.string(), code: z.string(), name: z.string() }).nullable(),
     priceSource: z.enum(["indexer", "trusted_oracle", "custom", "stablecoin"]).nullable(),
     unexpectedFunds: z.array(UnexpectedFunds),
+    bridge: BridgeRef,
   })
   .meta({ description: "A payment record, list output" });
 

@@ -2,6 +2,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { formatAmount } from "../../core/money.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { listDeliveries, type DeliveryView } from "../webhooks/deliveries.js";
+import { bridgeRefOf } from "../bridge/refs.js";
 import { fmt, paymentListItem, terminalOf } from "./serialize.js";
 import { unexpectedFundsOf } from "./unexpected-funds.js";
 import { merchantPayment } from "./merchant-payment.js";
@@ -63,7 +64,7 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
   const p = await merchantPayment(deps.db.pool, merchant.id, paymentId);
 
   const client = deps.clients.get(p.chain_id);
-  const [terminal, latestBlock, unexpected, events, sweeps, deliveries] = await Promise.all([
+  const [terminal, latestBlock, unexpected, events, sweeps, deliveries, bridge] = await Promise.all([
     terminalOf(deps.db.pool, p),
     p.payment_block_number && client ? client.getBlockNumber().catch(() => undefined) : undefined,
     unexpectedFundsOf(deps, [p]),
@@ -76,8 +77,9 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
       [p.id],
     ),
     listDeliveries(deps.db, { merchantId: merchant.id, kind: "payment" }, { paymentId: p.id, limit: "100" }),
+    bridgeRefOf(deps.db.pool, p.id),
   ]);
-  const payment = paymentListItem(p, { terminal, latestBlock, unexpectedFunds: unexpected.get(p.id) });
+  const payment = paymentListItem(p, { terminal, latestBlock, unexpectedFunds: unexpected.get(p.id), bridge });
 
   const timeline: TimelineEntry[] = [
     { at: p.created_at.getTime(), from: null, to: "pending", reason: "created" },

@@ -1,13 +1,16 @@
-import { and, eq, lt, notExists, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, notExists, sql } from "drizzle-orm";
 import { zeroAddress, type Address } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { withTransaction } from "../../db/client.js";
-import { payments } from "../../db/schema.js";
+import { bridgeOrders, payments } from "../../db/schema.js";
+import { bridgeOrderInFlight } from "../bridge/guard.js";
+import { IN_FLIGHT } from "../bridge/transition.js";
 import { transition } from "./state-machine.js";
 
 /**
  * `pending -> expired` once `expiresAt` has passed and nothing at all was received: not even an
- * unconfirmed transfer or a native balance (those are processed whenever they confirm).
+ * unconfirmed transfer or a native balance (those are processed whenever they confirm), and no cross-chain order
+ * in flight (spec: the payment stays open while a swap is being filled; modules/bridge/guard.ts).
  */
 export async function expirePayments(deps: AppDeps): Promise<number> {
   const now = deps.now();
@@ -16,6 +19,10 @@ export async function expirePayments(deps: AppDeps): Promise<number> {
     .select({ one: sql`1` })
     .from(t)
     .where(and(eq(t.chainId, payments.chainId), eq(t.to, sql`lower(${payments.recipientAddress})`)));
+  const bridging = deps.db.orm
+    .select({ one: sql`1` })
+    .from(bridgeOrders)
+    .where(and(eq(bridgeOrders.paymentId, payments.id), inArray(bridgeOrders.status, [...IN_FLIGHT])));
   const rows = await deps.db.orm
     .select({
       id: payments.id,
@@ -30,6 +37,7 @@ export async function expirePayments(deps: AppDeps): Promise<number> {
         lt(payments.expiresAt, new Date(now)),
         sql`${payments.receivedUnits} = 0`,
         notExists(anyTransfer),
+        notExists(bridging),
       ),
     );
   let expired = 0;
@@ -38,16 +46,20 @@ export async function expirePayments(deps: AppDeps): Promise<number> {
       const client = deps.clients.get(r.chainId);
       if (!client || (await client.getBalance({ address: r.recipientAddress as Address })) > 0n) continue;
     }
-    const done = await withTransaction(deps.db, (client) =>
-      transition(client, r.id, {
+    const done = await withTransaction(deps.db, async (client) => {
+      // Under the payment's lock, as orders are recorded (modules/bridge/orders.ts): a swap reported since the
+      // read above has moved expiresAt or holds the payment.
+      await client.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [r.id]);
+      if (await bridgeOrderInFlight(client, r.id)) return null;
+      return transition(client, r.id, {
         from: ["pending"],
         to: "expired",
-        guard: (p) => BigInt(p.received_units) === 0n,
+        guard: (p) => BigInt(p.received_units) === 0n && p.expires_at.getTime() < now,
         reason: "expired with nothing received",
         event: { name: "payment.expired" },
         now,
-      }),
-    );
+      });
+    });
     if (done) expired++;
   }
   return expired;

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { Invalid } from "../../core/errors.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { PAYMENT_STATUSES } from "./status.js";
+import { bridgeRefsOf } from "../bridge/refs.js";
 import { paymentListItem } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
 import { unexpectedFundsOf } from "./unexpected-funds.js";
@@ -131,11 +132,14 @@ export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<st
     if (client) latest.set(chainId, await client.getBlockNumber().catch(() => 0n));
   }
   const unexpected = await unexpectedFundsOf(deps, page);
+  const ids = page.map((p) => p.id);
+  const bridges = await bridgeRefsOf(deps.db.pool, ids);
   const data = page.map((p) =>
     paymentListItem(p, {
       terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null,
       latestBlock: latest.get(p.chain_id),
       unexpectedFunds: unexpected.get(p.id),
+      bridge: bridges.get(p.id) ?? null,
     }),
   );
   const last = page[page.length - 1];

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { formatAmount } from "../../core/money.js";
+import { bridgeRefOf, type BridgeRef } from "../bridge/refs.js";
 import type { PaymentWebhookEvent } from "../webhooks/outbox.js";
 import type { PaymentRow } from "./types.js";
 import type { UnexpectedFunds } from "./unexpected-funds.js";
@@ -21,11 +22,12 @@ export async function terminalOf(db: Pick<pg.Pool, "query">, p: PaymentRow): Pro
 
 /**
  * The list output of GET /v1/payments (chainId as string, token object, transaction, fees), plus the
- * extension `unexpectedFunds` (modules/payments/unexpected-funds.ts; an empty array when none).
+ * extension `unexpectedFunds` (modules/payments/unexpected-funds.ts; an empty array when none) and the extension
+ * `bridge`: the cross-chain order the payer placed, or null (modules/bridge/refs.ts; docs/bridge.md).
  */
 export function paymentListItem(
   p: PaymentRow,
-  extra: { terminal: TerminalRef; latestBlock?: bigint; unexpectedFunds?: UnexpectedFunds[] },
+  extra: { terminal: TerminalRef; latestBlock?: bigint; unexpectedFunds?: UnexpectedFunds[]; bridge?: BridgeRef },
 ) {
   const d = p.token_decimals;
   const blockNumber = p.payment_block_number ? Number(p.payment_block_number) : null;
@@ -65,6 +67,7 @@ export function paymentListItem(
     terminal: extra.terminal,
     priceSource: p.price_source,
     unexpectedFunds: extra.unexpectedFunds ?? [],
+    bridge: extra.bridge ?? null,
   };
 }
 
@@ -99,5 +102,6 @@ export async function paymentWebhookPayload(
     body.withdrawalTransactionHash = p.withdrawal_tx_hash;
   }
   body.terminal = await terminalOf(db, p);
+  body.bridge = await bridgeRefOf(db, p.id);
   return { ...body, ...extra };
 }

@@ -247,7 +247,7 @@ describe("the OpenAPI document", () => {
     }
     // GraphQL checks its own request (docs/graphql.md): the only input without a module schema.
     expect(without.sort()).toEqual(["get /graphql query", "post /graphql body"]);
-    expect(withValidator.length).toBe(20);
+    expect(withValidator.length).toBe(22);
   });
 });
 

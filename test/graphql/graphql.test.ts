@@ -45,7 +45,8 @@ const PAYMENT_FIELDS = `paymentId orderId description status createdAt completed
   fees { platformFee gasFee processingFee totalFee feePercentage }
   gasless payerCoversFee blockConfirmations terminal { terminalId code name } priceSource
   unexpectedFunds { token symbol decimals amount units recoverable
-    recovery { recoveryId status transactionHash recoveredAmount recoveredUnits error requestedAt } }`;
+    recovery { recoveryId status transactionHash recoveredAmount recoveredUnits error requestedAt } }
+  bridge { orderId srcChainId srcToken status }`;
 const LIST = `query List($limit: Int, $cursor: String, $status: String, $createdAfter: String, $createdBefore: String, $orderId: String) {
   payments(limit: $limit, cursor: $cursor, status: $status, createdAfter: $createdAfter, createdBefore: $createdBefore, orderId: $orderId) {
     data { ${PAYMENT_FIELDS} } nextCursor hasMore } }`;

@@ -40,7 +40,8 @@ describe("cli cashier create", () => {
     expect(await pinHashes(m.id)).toEqual([]);
 
     const secret = "a-production-hash-secret-of-the-operator";
-    const ok = await cli({ NODE_ENV: "production", HASH_SECRET: secret }, ...args);
+    // The stack exports BRIDGE_API_URL, which production pairs with a bridge authority key: not what this checks.
+    const ok = await cli({ NODE_ENV: "production", HASH_SECRET: secret, BRIDGE_API_URL: undefined }, ...args);
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ code: "ALICE", pin: "20481024" });
     const expected = createHmac("sha256", secret).update(`${m.id}:20481024`).digest("hex");

@@ -48,6 +48,8 @@ it("serves the API and the processors from the environment, then stops in order 
     HASH_SECRET: randomBytes(16).toString("hex"),
     // A settler of its own: nothing to sweep in a fresh schema, and no nonce shared with other files.
     SETTLER_PRIVATE_KEY: generatePrivateKey(),
+    // The stack runs the bridge stand-in (BRIDGE_API_URL): production wants the key that cancels unfilled orders.
+    BRIDGE_AUTHORITY_PRIVATE_KEY: generatePrivateKey(),
   });
   try {
     const early = s.exited.then((c) => Promise.reject(new Error(`serve exited early (${c}): ${s.out.stderr}`)));
@@ -115,6 +117,7 @@ it("API_WORKERS=2: two processes answer on one port; a killed worker is replaced
     HOST: "127.0.0.1",
     PORT: String(port),
     HASH_SECRET: randomBytes(16).toString("hex"),
+    BRIDGE_AUTHORITY_PRIVATE_KEY: generatePrivateKey(),
   });
   /** pids of the workers that answered (each access log line carries its process's pid). */
   const answeredBy = () =>

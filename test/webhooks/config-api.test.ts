@@ -1,3 +1,4 @@
+import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
@@ -169,7 +170,15 @@ describe("/v1/webhooks", () => {
   });
 
   it("refuses private targets in production mode (WEBHOOK_ALLOW_PRIVATE unset)", async () => {
-    const prod = await createTestDeps({ env: { WEBHOOK_ALLOW_PRIVATE: "false", NODE_ENV: "production", HASH_SECRET: "x".repeat(32) } });
+    const prod = await createTestDeps({
+      // The stack's bridge stand-in (BRIDGE_API_URL) needs, in production, the key that cancels unfilled orders.
+      env: {
+        WEBHOOK_ALLOW_PRIVATE: "false",
+        NODE_ENV: "production",
+        HASH_SECRET: "x".repeat(32),
+        BRIDGE_AUTHORITY_PRIVATE_KEY: generatePrivateKey(),
+      },
+    });
     try {
       const m = await merchantWithKey(prod);
       const papp = createApp(prod);

@@ -1,10 +1,12 @@
 import type { PayerStage, PublicPaymentView } from "../../modules/payments/public-view.js";
+import { startBridge } from "./bridge-client.js";
 import { STAGE_LABEL, countdownText, stageAt, stageNotice, type Notice } from "./texts.js";
 
 /**
  * The payer page's script (bundled by assets.ts, served as /pay/assets/pay.js): polls the public
  * status route, keeps the page in step with it, runs the countdown on the server's clock, swaps
- * the QR after a partial payment, copies addresses, and follows the redirect once completed.
+ * the QR after a partial payment, copies addresses, and follows the redirect once completed. With cross-chain
+ * payments on, it runs the "Pay with another token or network" section too (bridge-client.ts).
  */
 
 const POLL_MS = 2_000;
@@ -16,6 +18,11 @@ const statusUrl = `../api/payments/${encodeURIComponent(state.paymentId)}/status
 const qrUrl = `${encodeURIComponent(state.paymentId)}/qr.svg`;
 let skew = state.serverTime - Date.now();
 let redirecting = false;
+// Started before the first render; it asks for a render when an order starts or ends (the address is hidden meanwhile).
+const bridge = startBridge(
+  () => state,
+  () => render(null),
+);
 
 function showNotice(n: Notice | null) {
   const el = $("msg");
@@ -46,7 +53,8 @@ function render(prev: PublicPaymentView | null): PayerStage {
   $("send-amount").textContent = s.remainingAmount;
   $("wallet-link").setAttribute("href", s.paymentUri);
   if (prev && prev.paymentUri !== s.paymentUri) refreshQr();
-  $("pay").hidden = stage !== "awaiting_payment";
+  if (bridge) bridge.paymentChanged(stage);
+  $("pay").hidden = stage !== "awaiting_payment" || (bridge !== null && bridge.inFlight());
   showNotice(stageNotice(s, stage));
   const redirectUrl = s.redirectUrl;
   if (stage === "completed" && redirectUrl && !redirecting) {

@@ -5,6 +5,7 @@ import { publicPaymentView } from "../../modules/payments/public-view.js";
 import type { AppDeps } from "../../core/deps.js";
 import { isPageAsset, serveAsset } from "../assets.js";
 import { payAssets, payAssetUrls } from "./assets.js";
+import { payerBridgeState } from "./bridge-options.js";
 import { notFoundPage, payerPage } from "./template.js";
 
 /**
@@ -63,7 +64,7 @@ payPage.get("/pay/:paymentId", async (c) => {
   const [view, assets] = await Promise.all([publicPaymentView(c.var.deps, c.req.param("paymentId")), payAssets()]);
   const urls = payAssetUrls(assets);
   if (!view) return c.html(notFoundPage(nonce, urls), 404);
-  return c.html(payerPage(view, await qrSvg(view.paymentUri), nonce, urls));
+  return c.html(payerPage(view, await qrSvg(view.paymentUri), nonce, urls, payerBridgeState(c.var.deps, view)));
 });
 
 function qrSvg(uri: string): Promise<string> {

@@ -1,7 +1,8 @@
 import { isNativeToken } from "../../chains/registry.js";
 import { formatAmount, parseAmount } from "../../core/money.js";
 import type { PublicPaymentView } from "../../modules/payments/public-view.js";
-import { STAGE_LABEL, countdownText, stageNotice } from "./texts.js";
+import type { PayerBridgeState } from "./bridge-types.js";
+import { BRIDGE_STAGES, BRIDGE_STAGE_LABEL, BRIDGE_TEXT, STAGE_LABEL, countdownText, stageNotice } from "./texts.js";
 
 /** The payer page's HTML. Every interpolated value goes through `esc` (markup) or `scriptJson` (the state block). */
 
@@ -39,8 +40,42 @@ function htmlHead(title: string, nonce: string, assets: AssetUrls): string {
 <link rel="stylesheet" href="${esc(assets.css)}" nonce="${nonce}">`;
 }
 
-/** The page for a payment; `client.ts` reads the view from the `payment-state` block and keeps it current. */
-export function payerPage(v: PublicPaymentView, qrSvg: string, nonce: string, assets: AssetUrls): string {
+/**
+ * "Pay with another token or network": rendered hidden, as its controls need the script (bridge-client.ts shows it and
+ * fills the wallets, the sources and the quote); the stages are listed here so the page reads the same once they run.
+ */
+function bridgeSection(): string {
+  return `<section id="bridge" class="bridge" data-testid="bridge" data-stage="" hidden>
+    <h2>${esc(BRIDGE_TEXT.title)}</h2>
+    <p id="bridge-intro" class="sub">${esc(BRIDGE_TEXT.intro)}</p>
+    <div id="bridge-wallets" class="wallets"></div>
+    <p id="bridge-account" class="sub" data-testid="bridge-account" hidden></p>
+    <div id="bridge-pick" class="field" hidden>
+      <label class="label" for="bridge-source">${esc(BRIDGE_TEXT.pickSource)}</label>
+      <select id="bridge-source" class="select" data-testid="bridge-source"></select>
+    </div>
+    <div id="bridge-quote" class="quote" data-testid="bridge-quote" hidden>
+      <dl id="bridge-quote-rows"></dl>
+      <button id="bridge-pay" class="btn primary wide" type="button" data-testid="bridge-pay">${esc(BRIDGE_TEXT.pay)}</button>
+    </div>
+    <ol id="bridge-stages" class="stages" data-testid="bridge-stages" hidden>
+      ${BRIDGE_STAGES.map((s) => `<li data-stage="${s}">${esc(BRIDGE_STAGE_LABEL[s])}</li>`).join("\n      ")}
+    </ol>
+    <div id="bridge-msg" class="msg" data-testid="bridge-msg" role="status" aria-live="polite" hidden></div>
+  </section>`;
+}
+
+/**
+ * The page for a payment; `client.ts` reads the view from the `payment-state` block and keeps it current. With
+ * `bridge` (cross-chain payments on), the bridge section and its `bridge-state` block.
+ */
+export function payerPage(
+  v: PublicPaymentView,
+  qrSvg: string,
+  nonce: string,
+  assets: AssetUrls,
+  bridge: PayerBridgeState | null = null,
+): string {
   const sym = esc(v.token.symbol);
   const fee = payerFee(v);
   const showPay = v.stage === "awaiting_payment";
@@ -76,6 +111,7 @@ export function payerPage(v: PublicPaymentView, qrSvg: string, nonce: string, as
     }
     <p class="warn">Send only ${sym} on ${esc(v.chainName)}. Other tokens or networks sent to this address are not credited to this payment.</p>
   </section>
+  ${bridge ? bridgeSection() : ""}
 
   <div class="grid">
     <div><span class="label">Received</span><b><span id="received">${esc(v.receivedAmount)}</span> ${sym}</b></div>
@@ -88,7 +124,7 @@ export function payerPage(v: PublicPaymentView, qrSvg: string, nonce: string, as
 </div>
 </main>
 <script type="application/json" id="payment-state">${scriptJson(v)}</script>
-<script src="${esc(assets.js)}" nonce="${nonce}"></script>
+${bridge ? `<script type="application/json" id="bridge-state">${scriptJson(bridge)}</script>\n` : ""}<script src="${esc(assets.js)}" nonce="${nonce}"></script>
 </body>
 </html>`;
 }

@@ -62,3 +62,57 @@ export function formatCountdown(ms: number): string {
 export function countdownText(stage: PayerStage, msLeft: number): string {
   return stage === "awaiting_payment" ? formatCountdown(msLeft) : stage === "expired" ? "Expired" : "\u2014";
 }
+
+/** The stages of a payment through the bridge, in order (bridge-client.ts; `data-stage` of the bridge section). */
+export const BRIDGE_STAGES = ["approving", "sending", "bridging", "delivered", "completed"] as const;
+export type BridgeStage = (typeof BRIDGE_STAGES)[number];
+
+/** The texts of the "Pay with another token or network" section (template.ts renders it hidden; bridge-client.ts runs it). */
+export const BRIDGE_TEXT = {
+  title: "Pay with another token or network",
+  intro:
+    "Connect a browser wallet to pay with a token you hold on another network. A bridge converts it and delivers exactly the amount due here.",
+  noWallet: "No browser wallet found. Install a wallet extension, or pay with the address above.",
+  connecting: "Connecting to {wallet}\u2026",
+  connected: "Connected {account} ({wallet})",
+  scanning: "Reading your balances on {chain}\u2026",
+  noBalance: "This wallet holds none of the supported tokens on another network.",
+  pickSource: "Pay from",
+  choose: "Choose a token\u2026",
+  option: "{symbol} on {chain} (balance {balance})",
+  quoting: "Getting a quote\u2026",
+  youPay: "You pay",
+  merchantGets: "Delivered to this payment",
+  fees: "Bridge fees",
+  feesIncluded: "{fees} {symbol}, network cost of {opex} {symbol} included",
+  networkCost: "{opex} {symbol} network cost, included",
+  protocolFee: "Protocol fee",
+  eta: "Estimated time",
+  etaValue: "about {seconds} s after your transaction",
+  short: "Not enough {symbol}: you hold {balance}.",
+  pay: "Approve and pay",
+  payNative: "Pay",
+  requoted: "The quote was refreshed: check the amounts and confirm again.",
+  rejected: "You rejected the request in your wallet.",
+  switchFailed: "Your wallet could not switch to {chain}. Add the network to your wallet and try again.",
+  txFailed: "The transaction failed on {chain}. Nothing was paid to the bridge.",
+  reportFailed: "Your order was sent but this page could not register it yet. Keep this page open; it tries again.",
+  cancelling: "The bridge did not fill your order in time. It is being cancelled; your {symbol} go back to your wallet on {chain}.",
+  cancelled: "The bridge did not fill your order. It was cancelled and your {symbol} were returned to your wallet on {chain}.",
+  done: "Paid through the bridge: the merchant received the full amount.",
+  failed: "The bridge order needs attention. Please contact the merchant with order {order}.",
+  error: "Something went wrong: {error}",
+} as const;
+
+export const BRIDGE_STAGE_LABEL: Record<BridgeStage, string> = {
+  approving: "Approve the token",
+  sending: "Send the order",
+  bridging: "Waiting for the bridge",
+  delivered: "Delivered to the payment address",
+  completed: "Payment completed",
+};
+
+/** A text with its `{name}` placeholders filled. */
+export function fill(text: string, values: Record<string, string | number>): string {
+  return text.replace(/\{(\w+)\}/g, (m, k: string) => (k in values ? String(values[k]) : m));
+}

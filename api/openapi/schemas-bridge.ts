@@ -1,0 +1,59 @@
+import { z } from "zod";
+import { BRIDGE_ORDER_STATUSES } from "../../modules/bridge/transition.js";
+import { PROVIDER_ORDER_STATUSES } from "../../modules/bridge/provider.js";
+import { address, decimal, txHash, unixMs, units, uuid } from "./schemas-common.js";
+
+// Hand-written zod schemas of the cross-chain answers (modules/bridge/orders.ts quoteView, orderView, refs.ts).
+
+const orderId = z
+  .string()
+  .regex(/^0x[0-9a-f]{64}$/)
+  .meta({ description: "The bridge's order id (lowercase)" });
+const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
+
+const side = z.object({ address: z.string(), symbol: z.string(), decimals: z.number().int(), amount: decimal, units });
+
+export const BridgeQuote = z
+  .object({
+    paymentId: uuid,
+    orderId: orderId.nullable().meta({ description: "The order `tx` creates; null without `payer` (an estimation)" }),
+    srcChainId: z.number().int(),
+    srcToken: side
+      .extend({ operatingExpenseUnits: units.nullable() })
+      .meta({ description: "What the payer gives (approve `units` for `tx.allowanceTarget ?? tx.to`), operating expenses included" }),
+    dstChainId: z.number().int(),
+    dstToken: side.meta({ description: "What the payment's recipient gets: exactly what the payment still needs" }),
+    fixFee: units.meta({ description: "Flat protocol fee in the source chain's native coin (wei), part of `tx.value`" }),
+    estimatedFulfillmentSeconds: z.number().nullable(),
+    tx: z
+      .object({ to: z.string(), data: hex, value: units, allowanceTarget: z.string().nullable(), allowanceValue: units.nullable() })
+      .nullable()
+      .meta({ description: "The transaction the payer sends on the source chain; null without `payer`" }),
+    expiresAt: unixMs.meta({ description: "The payment's expiry; moves 15 minutes later when the order is reported" }),
+  })
+  .meta({ description: "A cross-chain quote for what the payment still needs (docs/bridge.md)" });
+
+export const BridgeOrder = z.object({
+  orderId,
+  status: z.enum(BRIDGE_ORDER_STATUSES),
+  providerStatus: z.enum(PROVIDER_ORDER_STATUSES).nullable(),
+  srcChainId: z.number().int(),
+  srcToken: address,
+  srcUnits: units,
+  payer: address,
+  dstChainId: z.number().int(),
+  dstToken: address,
+  takeUnits: units,
+  createTxHash: txHash.nullable(),
+  cancelTxHash: txHash.nullable(),
+  reportedAt: unixMs.nullable(),
+});
+
+export const BridgeOrders = z
+  .object({ paymentId: uuid, expiresAt: unixMs, orders: z.array(BridgeOrder) })
+  .meta({ description: "The payment's cross-chain orders, newest first, and its expiry" });
+
+export const BridgeRef = z
+  .object({ orderId, srcChainId: z.number().int(), srcToken: address, status: z.enum(BRIDGE_ORDER_STATUSES) })
+  .nullable()
+  .meta({ description: "Extension (docs/bridge.md): the cross-chain order the payer placed (the latest), or null" });

@@ -1,0 +1,184 @@
+import { serve } from "@hono/node-server";
+import { Hono, type Context } from "hono";
+import { encodeFunctionData, getAddress, isAddress, type Hex } from "viem";
+import { firstLine, logger } from "../../core/log.js";
+import { bridgeDestinationAbi, GIVE, TAKE } from "./abi.js";
+import { bridgeable, createTx, DlnError, errorBody, type CreateTxContext } from "./create-tx.js";
+import { OrderBook, type BridgeChain } from "./orders.js";
+import { DEFAULT_TERMS, type QuoteTerms } from "./quote.js";
+
+// The local stand-in of deBridge DLN's HTTP API (https://dln.debridge.finance): the paths and JSON shapes the
+// service's DLN adapter speaks, answered from our bridge contracts on the local chains. BRIDGE_API_URL = `url`.
+// See docs/bridge.md.
+
+export type BridgeStandInOptions = {
+  chains: BridgeChain[];
+  /** Default: a free port on 127.0.0.1. */
+  port?: number;
+  terms?: QuoteTerms;
+  /** Announced as `order.approximateFulfillmentDelay` (seconds). */
+  fulfillmentDelay?: number;
+  /**
+   * Receivers (lower-case addresses) whose orders the solver leaves unfilled, shared with startSolver's `skip`;
+   * given, POST/DELETE /local/solver/skip/{address} edit it (tests in other processes than the stack's).
+   */
+  skipReceivers?: Set<string>;
+};
+
+export type BridgeStandIn = {
+  /** DLN's base URL (paths start with /v1.0/dln/…): BRIDGE_API_URL. */
+  url: string;
+  port: number;
+  book: OrderBook;
+  /** Path and query of the latest requests (the last 1000), for tests of what a client sends. */
+  requests: string[];
+  close(): Promise<void>;
+};
+
+const ID_RE = /^0x[0-9a-fA-F]{64}$/;
+const log = logger("bridge-stand-in");
+
+/**
+ * The stand-in's routes (no listener): create-tx, order status, order data, cancel-tx, tx order ids, supported chains.
+ *
+ *   const app = createBridgeApp({ chains }, new OrderBook(chains), []);
+ *   await app.request("/v1.0/dln/order/0x…/status"); // {"orderId":"0x…","status":"Created"}
+ */
+export function createBridgeApp(opts: BridgeStandInOptions, book: OrderBook, requests: string[]): Hono {
+  let lastSalt = 0n;
+  const ctx: CreateTxContext = {
+    chains: opts.chains,
+    book,
+    terms: opts.terms ?? DEFAULT_TERMS,
+    fulfillmentDelay: opts.fulfillmentDelay ?? 3,
+    nextSalt() {
+      const now = BigInt(Date.now());
+      lastSalt = now > lastSalt ? now : lastSalt + 1n;
+      return lastSalt;
+    },
+  };
+  /** The order of an id path parameter, after reading new logs when the book does not know it yet. */
+  const orderOf = async (c: Context) => {
+    const id = c.req.param("id") ?? "";
+    if (!ID_RE.test(id)) throw new DlnError("INVALID_QUERY_PARAMETERS", "id must be a 32-byte hex order id");
+    if (!book.get(id)) await book.sync();
+    const f = book.get(id);
+    if (!f) throw new DlnError("ORDER_NOT_FOUND", `order ${id} not found`, 404);
+    return f;
+  };
+
+  const app = new Hono();
+  app.use(async (c, next) => {
+    const u = new URL(c.req.url);
+    requests.push(u.pathname + u.search);
+    if (requests.length > 1000) requests.splice(0, requests.length - 1000);
+    await next();
+  });
+  app.onError((e, c) => {
+    if (e instanceof DlnError) return c.json(errorBody(e), e.status);
+    log.warn({ error: firstLine(e), path: c.req.path }, "request failed");
+    return c.json(errorBody(new DlnError("INTERNAL_SERVER_ERROR", firstLine(e), 500)), 500);
+  });
+
+  app.get("/v1.0/dln/order/create-tx", async (c) => c.json(await createTx(new URL(c.req.url).searchParams, ctx)));
+
+  app.get("/v1.0/dln/order/:id/status", async (c) => {
+    const f = await orderOf(c);
+    return c.json({ orderId: f.orderId, status: await book.status(f.orderId) });
+  });
+
+  app.get("/v1.0/dln/order/:id/cancel-tx", async (c) => {
+    const f = await orderOf(c);
+    const { give, take } = await book.statuses(f);
+    const dst = book.chain(f.order.takeChainId);
+    if (give !== GIVE.Created || take !== TAKE.NotSet || !dst?.bridgeDestination)
+      throw new DlnError(
+        "ORDER_NOT_CANCELLABLE",
+        `order ${f.orderId} cannot be cancelled: only an unfulfilled order created on the source can`,
+      );
+    return c.json({
+      to: dst.bridgeDestination,
+      data: encodeFunctionData({ abi: bridgeDestinationAbi, functionName: "sendEvmOrderCancel", args: [f.order, f.orderId] }),
+      value: "0",
+      chainId: dst.chainId,
+      from: f.order.orderAuthorityDst,
+      cancelBeneficiary: f.order.refundTo,
+    });
+  });
+
+  // DLN's order data (orderStruct in its field names).
+  app.get("/v1.0/dln/order/:id", async (c) => {
+    const f = await orderOf(c);
+    const o = f.order;
+    return c.json({
+      orderId: f.orderId,
+      status: await book.status(f.orderId),
+      externalCallState: "NoExtCall",
+      orderStruct: {
+        makerOrderNonce: Number(o.nonce),
+        makerSrc: o.maker,
+        giveOffer: { chainId: Number(o.giveChainId), tokenAddress: o.giveToken, amount: String(o.giveAmount) },
+        receiverDst: o.receiver,
+        takeOffer: { chainId: Number(o.takeChainId), tokenAddress: o.takeToken, amount: String(o.takeAmount) },
+        givePatchAuthoritySrc: o.refundTo,
+        orderAuthorityAddressDst: o.orderAuthorityDst,
+        allowedCancelBeneficiarySrc: o.refundTo,
+      },
+      ...(f.createdTx ? { srcChainTxHash: f.createdTx } : {}),
+    });
+  });
+
+  app.get("/v1.0/dln/tx/:hash/order-ids", async (c) => {
+    const hash = c.req.param("hash");
+    if (!ID_RE.test(hash)) throw new DlnError("INVALID_QUERY_PARAMETERS", "hash must be a 32-byte transaction hash");
+    return c.json({ orderIds: await book.orderIdsOfTx(hash as Hex) });
+  });
+
+  app.get("/v1.0/supported-chains-info", (c) =>
+    c.json({ chains: bridgeable(opts.chains).map((x) => ({ chainId: x.chainId, originalChainId: x.chainId, chainName: x.name })) }),
+  );
+
+  // Not DLN's: the local solver's skip list, so a test can leave its order unfilled.
+  const skip = async (c: Context, add: boolean) => {
+    const address = c.req.param("address") ?? "";
+    if (!opts.skipReceivers) throw new DlnError("ORDER_NOT_FOUND", "this stand-in runs no solver", 404);
+    if (!isAddress(address, { strict: false })) throw new DlnError("INVALID_QUERY_PARAMETERS", "not an address");
+    const key = getAddress(address).toLowerCase();
+    if (add) opts.skipReceivers.add(key);
+    else opts.skipReceivers.delete(key);
+    return c.body(null, 204);
+  };
+  app.post("/local/solver/skip/:address", (c) => skip(c, true));
+  app.delete("/local/solver/skip/:address", (c) => skip(c, false));
+
+  app.notFound((c) => c.json(errorBody(new DlnError("NOT_FOUND", `no route ${c.req.method} ${c.req.path}`, 404)), 404));
+  return app;
+}
+
+/**
+ * Starts the stand-in on 127.0.0.1 after rebuilding its order book from the chains' logs.
+ *
+ *   const bridge = await startBridgeStandIn({ chains });
+ *   process.env.BRIDGE_API_URL = bridge.url; // http://127.0.0.1:40123
+ *   await bridge.close();
+ */
+export async function startBridgeStandIn(opts: BridgeStandInOptions): Promise<BridgeStandIn> {
+  const book = new OrderBook(opts.chains);
+  await book.sync();
+  const requests: string[] = [];
+  const app = createBridgeApp(opts, book, requests);
+  const { server, port } = await new Promise<{ server: ReturnType<typeof serve>; port: number }>((resolve) => {
+    const server = serve({ fetch: app.fetch, port: opts.port ?? 0, hostname: "127.0.0.1" }, (info) => resolve({ server, port: info.port }));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    book,
+    requests,
+    close: () =>
+      new Promise<void>((r) => {
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        server.close(() => r());
+      }),
+  };
+}

@@ -1,0 +1,345 @@
+import type pg from "pg";
+import { getAddress, isAddressEqual, type Address } from "viem";
+import { z } from "zod";
+import type { AppDeps } from "../../core/deps.js";
+import { Conflict, Invalid, NotFound, Unavailable } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
+import { formatAmount } from "../../core/money.js";
+import { firstIssue } from "../../core/zod-issues.js";
+import { withTransaction } from "../../db/client.js";
+import type { PaymentRow } from "../payments/types.js";
+import { bridgeAuthority } from "./authority.js";
+import { BRIDGE_UNAVAILABLE, bridgeFromConfig } from "./dln.js";
+import type { BridgeProvider, BridgeQuote, ProviderOrderStatus } from "./provider.js";
+import { ORDER_TRANSITIONS, transitionOrder, type BridgeOrderRow, type BridgeOrderStatus } from "./transition.js";
+
+/**
+ * The payment side of cross-chain payments (spec "States and transitions", cross-chain rows; docs/bridge.md):
+ * - `startBridgePayment`: the payer page asks what paying from another chain or token costs; with the payer's
+ *   address it gets the order transaction to sign, and the order is recorded as `quoted`.
+ * - `reportBridgeTx`: the page reports the payer's transaction; the provider names the orders it created, ours
+ *   become `created` and the payment's `expiresAt` moves 15 minutes later, in one database transaction.
+ * The fill arrives at the payment's recipient address as an ordinary transfer, so detection and settlement are
+ * unchanged. Following orders and the 5-minute auto-cancel: modules/bridge/poll.ts.
+ */
+
+/** Spec "Limits": cross-chain expiry extension. */
+export const EXPIRY_EXTENSION_MS = 15 * 60 * 1000;
+
+export const BRIDGE_OFF = "Cross-chain payments are not available";
+const REQUIRED = "srcChainId and srcToken are required";
+const NOT_AWAITING = "Payment is not awaiting payment";
+
+type BridgeDeps = Pick<AppDeps, "db" | "config" | "now">;
+
+/** GET /api/payments/{paymentId}/bridge/quote `?srcChainId&srcToken[&payer]`. */
+export const bridgeQuoteQuery = z.object({
+  srcChainId: z
+    .string({ error: REQUIRED })
+    .trim()
+    .min(1, REQUIRED)
+    .regex(/^[0-9]{1,15}$/, "srcChainId must be a number")
+    .transform(Number),
+  srcToken: z
+    .string({ error: REQUIRED })
+    .trim()
+    .min(1, REQUIRED)
+    .regex(/^0x[0-9a-fA-F]{40}$/, "Invalid source token address"),
+  payer: z
+    .string()
+    .trim()
+    .regex(/^0x[0-9a-fA-F]{40}$/, "Invalid payer address")
+    .optional(),
+});
+
+/** POST /api/payments/{paymentId}/bridge/orders `{txHash}`. */
+export const bridgeOrderBody = z.object(
+  { txHash: z.string({ error: "txHash is required" }).regex(/^0x[0-9a-fA-F]{64}$/, "Invalid transaction hash") },
+  { error: "txHash is required" },
+);
+
+export type BridgeStart = { srcChainId: number; srcToken: string; payer?: string };
+
+/**
+ * The query of the quote route, checked: a missing parameter first, then each in order.
+ * @example readBridgeQuoteQuery({ srcChainId: "137", srcToken: "0x3c49…3359" }) // { srcChainId: 137, srcToken: "0x3c49…3359" }
+ */
+export function readBridgeQuoteQuery(q: Record<string, string | undefined>): BridgeStart {
+  const parsed = bridgeQuoteQuery.safeParse(q);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues;
+  throw new Invalid((issues.find((i) => i.message === REQUIRED) ?? firstIssue(issues, Object.keys(bridgeQuoteQuery.shape))).message);
+}
+
+/**
+ * The body of the report route, checked (the hash lowercased).
+ * @example readBridgeOrderBody({ txHash: "0x5C50…9E1F" }) // { txHash: "0x5c50…9e1f" }
+ */
+export function readBridgeOrderBody(body: unknown): { txHash: string } {
+  const parsed = bridgeOrderBody.safeParse(body);
+  if (parsed.success) return { txHash: parsed.data.txHash.toLowerCase() };
+  throw new Invalid(firstIssue(parsed.error.issues, ["txHash"]).message);
+}
+
+/** The configured provider and authority, or Unavailable `Cross-chain payments are not available`. */
+function bridgeOf(deps: BridgeDeps): { bridge: BridgeProvider; authority: Address } {
+  const bridge = bridgeFromConfig(deps.config);
+  const authority = bridgeAuthority(deps.config);
+  if (!bridge || !authority) throw new Unavailable(BRIDGE_OFF);
+  return { bridge, authority: authority.address };
+}
+
+async function paymentOf(deps: BridgeDeps, paymentId: string): Promise<PaymentRow> {
+  if (!isUuid(paymentId)) throw new NotFound("Payment not found");
+  const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [paymentId]);
+  if (!rows[0]) throw new NotFound("Payment not found");
+  return rows[0];
+}
+
+const side = (t: BridgeQuote["dstToken"]) => ({
+  address: t.address,
+  symbol: t.symbol,
+  decimals: t.decimals,
+  amount: formatAmount(t.amount, t.decimals),
+  units: t.amount.toString(),
+});
+
+/** What the payer page shows and signs. Amounts: `amount` decimal, `units` smallest units. */
+export type BridgeQuoteView = ReturnType<typeof quoteView>;
+
+function quoteView(p: PaymentRow, q: BridgeQuote) {
+  return {
+    paymentId: p.id,
+    orderId: q.orderId,
+    srcChainId: q.srcToken.chainId,
+    srcToken: { ...side(q.srcToken), operatingExpenseUnits: q.srcToken.operatingExpense?.toString() ?? null },
+    dstChainId: q.dstToken.chainId,
+    dstToken: side(q.dstToken),
+    /** Flat protocol fee in the source chain's native coin (wei), included in `tx.value`. */
+    fixFee: q.fixFee.toString(),
+    estimatedFulfillmentSeconds: q.estimatedFulfillmentSeconds,
+    tx: q.tx
+      ? {
+          to: q.tx.to,
+          data: q.tx.data,
+          value: q.tx.value.toString(),
+          allowanceTarget: q.tx.allowanceTarget,
+          allowanceValue: q.tx.allowanceValue?.toString() ?? null,
+        }
+      : null,
+    expiresAt: p.expires_at.getTime(),
+  };
+}
+
+/**
+ * A quote for paying what the payment still needs (amount due minus received, exactly) from another chain and token:
+ * with `payer`, also the order transaction (the payer is sender, source authority and refund address; the service's
+ * authority may cancel on the destination) and the order recorded as `quoted`. The payment must be pending and not
+ * expired. Throws NotFound, Conflict, Invalid (a provider refusal), Unavailable.
+ * @example
+ * const q = await startBridgePayment(deps, paymentId, { srcChainId: 137, srcToken: usdc137, payer });
+ * // q.srcToken.units: what to approve for q.tx.allowanceTarget ?? q.tx.to; then send q.tx
+ */
+export async function startBridgePayment(deps: BridgeDeps, paymentId: string, input: BridgeStart): Promise<BridgeQuoteView> {
+  const p = await paymentOf(deps, paymentId);
+  const { bridge, authority } = bridgeOf(deps);
+  if (p.status !== "pending") throw new Conflict(NOT_AWAITING);
+  if (p.expires_at.getTime() <= deps.now()) throw new Conflict("Payment has expired");
+  if (input.srcChainId === p.chain_id) throw new Invalid("Source and destination networks must differ", "bridge_same_chain");
+  const remaining = BigInt(p.due_units) - BigInt(p.received_units);
+  if (remaining <= 0n) throw new Conflict(NOT_AWAITING);
+
+  const req = {
+    srcChainId: input.srcChainId,
+    srcToken: input.srcToken,
+    dstChainId: p.chain_id,
+    dstToken: p.token_address,
+    dstAmount: remaining,
+  };
+  if (!input.payer) return quoteView(p, checked(await bridge.quote(req), req));
+  const payer = getAddress(input.payer);
+  const q = checked(await bridge.createOrderTx({ ...req, recipient: p.recipient_address, payer, dstAuthority: authority }), req);
+  const now = new Date(deps.now());
+  await deps.db.pool.query(
+    `INSERT INTO bridge_orders (id, payment_id, src_chain_id, src_token, src_amount, payer, dst_chain_id, dst_token, take_amount, status, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'quoted', $10, $10) ON CONFLICT (id) DO NOTHING`,
+    [
+      q.orderId,
+      p.id,
+      req.srcChainId,
+      getAddress(q.srcToken.address),
+      q.srcToken.amount.toString(),
+      payer,
+      p.chain_id,
+      p.token_address,
+      remaining.toString(),
+      now,
+    ],
+  );
+  return quoteView(p, q);
+}
+
+/** The provider quoted what was asked (chains, tokens, the exact amount out), or Unavailable. */
+function checked<Q extends BridgeQuote>(
+  q: Q,
+  req: { srcChainId: number; srcToken: string; dstChainId: number; dstToken: string; dstAmount: bigint },
+): Q {
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  const ok =
+    q.srcToken.chainId === req.srcChainId &&
+    same(q.srcToken.address, req.srcToken) &&
+    q.dstToken.chainId === req.dstChainId &&
+    same(q.dstToken.address, req.dstToken) &&
+    q.dstToken.amount === req.dstAmount;
+  if (!ok) throw new Unavailable(BRIDGE_UNAVAILABLE);
+  return q;
+}
+
+/**
+ * A payment's order as the payer page follows it.
+ * @example orderView(row).status // "fulfilled"
+ */
+export function orderView(o: BridgeOrderRow) {
+  return {
+    orderId: o.id,
+    status: o.status,
+    providerStatus: o.provider_status,
+    srcChainId: o.src_chain_id,
+    srcToken: o.src_token,
+    srcUnits: o.src_amount,
+    payer: o.payer,
+    dstChainId: o.dst_chain_id,
+    dstToken: o.dst_token,
+    takeUnits: o.take_amount,
+    createTxHash: o.create_tx_hash,
+    cancelTxHash: o.cancel_tx_hash,
+    reportedAt: o.reported_at?.getTime() ?? null,
+  };
+}
+export type BridgeOrderView = ReturnType<typeof orderView>;
+
+/**
+ * The payer's transaction reported: the orders it created that were quoted for this payment become `created`, and
+ * the payment (if pending) gets 15 more minutes, once per order (a repeated report changes nothing). The orders are
+ * recorded whatever the payment's state, so an unfilled one is still cancelled and refunded.
+ * Throws NotFound, Conflict `No bridge order found in this transaction yet` (the provider has not indexed it: retry),
+ * Invalid `Transaction created no bridge order for this payment`, Unavailable.
+ * @example
+ * const r = await reportBridgeTx(deps, paymentId, "0x5c50…9e1f"); // r.orders[0].status === "created"
+ */
+export async function reportBridgeTx(
+  deps: BridgeDeps,
+  paymentId: string,
+  txHash: string,
+): Promise<{ paymentId: string; expiresAt: number; orders: BridgeOrderView[] }> {
+  await paymentOf(deps, paymentId);
+  const { bridge } = bridgeOf(deps);
+  const ids = await bridge.orderIdsOfTx(txHash);
+  if (!ids.length) throw new Conflict("No bridge order found in this transaction yet");
+  const { rows } = await deps.db.pool.query<BridgeOrderRow>(`SELECT * FROM bridge_orders WHERE id = ANY($1::text[]) AND payment_id = $2`, [
+    ids.map((x) => x.toLowerCase()),
+    paymentId,
+  ]);
+  if (!rows.length) throw new Invalid("Transaction created no bridge order for this payment");
+  for (const o of rows) await applyProviderStatus(deps, o, "Created", { txHash });
+  return paymentOrders(deps, paymentId);
+}
+
+/**
+ * The payment's orders the payer placed (not bare quotes), newest first, and its current `expiresAt`: what the payer page polls.
+ * @example (await paymentOrders(deps, id)).orders[0]?.status // "fulfilled"
+ */
+export async function paymentOrders(
+  deps: BridgeDeps,
+  paymentId: string,
+): Promise<{ paymentId: string; expiresAt: number; orders: BridgeOrderView[] }> {
+  const p = await paymentOf(deps, paymentId);
+  const { rows } = await deps.db.pool.query<BridgeOrderRow>(
+    `SELECT * FROM bridge_orders WHERE payment_id = $1 AND status <> 'quoted' ORDER BY reported_at DESC NULLS LAST, created_at DESC`,
+    [paymentId],
+  );
+  return { paymentId, expiresAt: p.expires_at.getTime(), orders: rows.map(orderView) };
+}
+
+/**
+ * Our status for the provider's, from where the order stands; null: no move.
+ * @example targetStatus({ status: "created", cancel_tx_status: null }, "SentUnlock") // "fulfilled"
+ */
+export function targetStatus(o: Pick<BridgeOrderRow, "status" | "cancel_tx_status">, s: ProviderOrderStatus): BridgeOrderStatus | null {
+  const to = ((): BridgeOrderStatus | null => {
+    switch (s) {
+      case "None":
+        return null;
+      case "Created":
+        if (o.status === "quoted") return "created";
+        // Our cancel reverted and nobody filled the order: an operator must look (the payer's funds are in escrow).
+        if (o.status === "cancel_sent" && o.cancel_tx_status === "reverted") return "failed";
+        return null;
+      case "Fulfilled":
+      case "SentUnlock":
+        return "fulfilled";
+      case "ClaimedUnlock":
+        return "claimed_unlock";
+      case "OrderCancelled":
+      case "SentOrderCancel":
+        return "cancel_sent";
+      case "ClaimedOrderCancel":
+        return "cancelled";
+    }
+  })();
+  return to && to !== o.status && ORDER_TRANSITIONS[o.status].includes(to) ? to : null;
+}
+
+/**
+ * Applies the provider's status to an order. An order leaving `quoted` (the payer's transaction was reported or
+ * found) is stamped `reported_at` (the 5-minute window starts) and extends its pending payment by 15 minutes, in
+ * the transaction that locks the payment row first (as the expiry job does), so the two never interleave.
+ * @example await applyProviderStatus(deps, order, "ClaimedOrderCancel"); // cancel_sent -> cancelled, with its event row
+ */
+export async function applyProviderStatus(
+  deps: BridgeDeps,
+  o: BridgeOrderRow,
+  s: ProviderOrderStatus,
+  opts: { txHash?: string; reason?: string } = {},
+): Promise<BridgeOrderRow | null> {
+  const to = targetStatus(o, s);
+  const now = deps.now();
+  if (!to) {
+    if (s !== "None" && s !== o.provider_status)
+      await deps.db.pool.query(`UPDATE bridge_orders SET provider_status = $2, updated_at = $3 WHERE id = $1`, [o.id, s, new Date(now)]);
+    return null;
+  }
+  return withTransaction(deps.db, async (client) => {
+    const set: Record<string, unknown> = { provider_status: s };
+    if (o.status === "quoted") {
+      const { rows } = await client.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 FOR UPDATE`, [o.payment_id]);
+      set.reported_at = new Date(now);
+      if (opts.txHash) set.create_tx_hash = opts.txHash;
+      const moved = await transitionOrder(client, o.id, { from: ["quoted"], to, reason: opts.reason ?? `payer's order ${s}`, set, now });
+      if (moved && rows[0]?.status === "pending") await extendExpiry(client, rows[0], now);
+      return moved;
+    }
+    return transitionOrder(client, o.id, { from: [o.status], to, reason: opts.reason ?? `provider: ${s}`, set, now });
+  });
+}
+
+/** `expiresAt` + 15 minutes (spec), on the locked payment row. */
+async function extendExpiry(client: pg.PoolClient, p: PaymentRow, now: number) {
+  await client.query(`UPDATE payments SET expires_at = $2, updated_at = $3 WHERE id = $1`, [
+    p.id,
+    new Date(p.expires_at.getTime() + EXPIRY_EXTENSION_MS),
+    new Date(now),
+  ]);
+}
+
+/**
+ * Whether two addresses are the same account (case-insensitive; false for anything not an address).
+ * @example sameAddress("0xabc…", "0xABC…") // true
+ */
+export function sameAddress(a: string, b: string): boolean {
+  try {
+    return isAddressEqual(a as Address, b as Address);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,205 @@
+import { getAddress, type Hex } from "viem";
+import type { PrivateKeyAccount } from "viem/accounts";
+import type { AppDeps } from "../../core/deps.js";
+import { Conflict, isDomainError } from "../../core/errors.js";
+import { logger } from "../../core/log.js";
+import { GasEstimateError, txSender, type TxOutcome } from "../../chains/tx-sender.js";
+import { withTransaction } from "../../db/client.js";
+import { bridgeAuthority } from "./authority.js";
+import { bridgeFromConfig } from "./dln.js";
+import { applyProviderStatus, sameAddress } from "./orders.js";
+import type { BridgeProvider } from "./provider.js";
+import { LIVE, transitionOrder, type BridgeOrderRow } from "./transition.js";
+
+/** Spec "Limits": an order still `Created` this long after it was placed is cancelled. */
+export const AUTO_CANCEL_MS = 5 * 60 * 1000;
+/** Unreported quotes are looked up at the provider while this young (a payer whose page closed before reporting)... */
+const ADOPT_WINDOW_MS = 60 * 60 * 1000;
+/** ...once this old (the page usually reports first), at most once a minute each. */
+const ADOPT_AFTER_MS = 30_000;
+const ADOPT_EVERY_MS = 60_000;
+/** Orders handled per step and pass: a bounded pass, whatever the backlog (the next pass takes the rest). */
+const BATCH = 100;
+
+const log = () => logger("bridge");
+
+export type BridgePassStats = { adopted: number; moved: number; cancelsSent: number };
+
+/**
+ * One pass of the bridge-orders processor (processors/bridge-orders.ts), safe to repeat and to run beside replicas:
+ * 1. adopt: the latest unreported quote of each payment, if the payer sent it after all (the provider knows it);
+ * 2. reconcile our cancel transactions (chains/tx-sender.ts: mined, reverted, dropped -> cancel again);
+ * 3. poll every live order's status and move it (Created -> Fulfilled -> ClaimedUnlock; SentOrderCancel -> ClaimedOrderCancel);
+ * 4. auto-cancel: an order still `created` 5 minutes after it was placed (deps.now()) gets the provider's cancel
+ *    transaction, sent on the destination chain by the service's order authority; `cancel_sent` until the provider
+ *    reports ClaimedOrderCancel (the escrow refunded to the payer on the source), then `cancelled`.
+ * Without BRIDGE_API_URL it does nothing.
+ * @example await runBridgeOrders(deps); // { adopted: 0, moved: 1, cancelsSent: 0 }
+ */
+export async function runBridgeOrders(deps: AppDeps): Promise<BridgePassStats> {
+  const stats: BridgePassStats = { adopted: 0, moved: 0, cancelsSent: 0 };
+  const bridge = bridgeFromConfig(deps.config);
+  if (!bridge) return stats;
+  const authority = bridgeAuthority(deps.config);
+  stats.adopted = await adoptQuotes(deps, bridge);
+  if (authority) await reconcileCancels(deps, authority);
+  stats.moved = await pollLive(deps, bridge);
+  if (authority) stats.cancelsSent = await autoCancel(deps, bridge, authority);
+  return stats;
+}
+
+/** The provider's status, or null when it cannot be asked now (logged; the next pass asks again). */
+async function statusOf(bridge: BridgeProvider, id: string) {
+  try {
+    return await bridge.orderStatus(id);
+  } catch (e) {
+    if (!isDomainError(e)) throw e;
+    log().warn({ orderId: id, error: e.message }, "bridge order status unknown this pass");
+    return null;
+  }
+}
+
+async function adoptQuotes(deps: AppDeps, bridge: BridgeProvider): Promise<number> {
+  const now = deps.now();
+  const { rows } = await deps.db.pool.query<BridgeOrderRow>(
+    `SELECT * FROM (
+       SELECT DISTINCT ON (payment_id) * FROM bridge_orders
+        WHERE status = 'quoted' AND created_at > $1 ORDER BY payment_id, created_at DESC) latest
+      WHERE created_at <= $2 AND (checked_at IS NULL OR checked_at <= $3)
+      ORDER BY created_at LIMIT ${BATCH}`,
+    [new Date(now - ADOPT_WINDOW_MS), new Date(now - ADOPT_AFTER_MS), new Date(now - ADOPT_EVERY_MS)],
+  );
+  let adopted = 0;
+  for (const o of rows) {
+    const s = await statusOf(bridge, o.id);
+    await deps.db.pool.query(`UPDATE bridge_orders SET checked_at = $2 WHERE id = $1`, [o.id, new Date(now)]);
+    if (s && (await applyProviderStatus(deps, o, s, { reason: `unreported order found: ${s}` }))) adopted++;
+  }
+  return adopted;
+}
+
+async function pollLive(deps: AppDeps, bridge: BridgeProvider): Promise<number> {
+  const { rows } = await deps.db.pool.query<BridgeOrderRow>(
+    `SELECT * FROM bridge_orders WHERE status = ANY($1::text[]) ORDER BY updated_at LIMIT ${BATCH}`,
+    [LIVE],
+  );
+  let moved = 0;
+  for (const o of rows) {
+    const s = await statusOf(bridge, o.id);
+    if (s && (await applyProviderStatus(deps, o, s))) moved++;
+  }
+  return moved;
+}
+
+function senderFor(deps: AppDeps, chainId: number, account: PrivateKeyAccount) {
+  const chain = deps.chains.find((c) => c.chainId === chainId);
+  const client = deps.clients.get(chainId);
+  return chain && client ? txSender({ db: deps.db, chain, client, account }) : null;
+}
+
+async function autoCancel(deps: AppDeps, bridge: BridgeProvider, authority: PrivateKeyAccount): Promise<number> {
+  const now = deps.now();
+  const { rows } = await deps.db.pool.query<BridgeOrderRow>(
+    `SELECT * FROM bridge_orders WHERE status = 'created' AND reported_at <= $1 ORDER BY reported_at LIMIT ${BATCH}`,
+    [new Date(now - AUTO_CANCEL_MS)],
+  );
+  let sent = 0;
+  for (const o of rows) {
+    const note = (error: string) =>
+      deps.db.pool.query(`UPDATE bridge_orders SET error = $2, updated_at = $3 WHERE id = $1`, [o.id, error, new Date(deps.now())]);
+    const sender = senderFor(deps, o.dst_chain_id, authority);
+    if (!sender) {
+      await note(`no RPC for destination chain ${o.dst_chain_id}: cannot cancel`);
+      continue;
+    }
+    let cancel;
+    try {
+      cancel = await bridge.cancelTx(o.id);
+    } catch (e) {
+      // Not cancellable (filled meanwhile) or the provider is down: the next poll tells which.
+      if (!isDomainError(e)) throw e;
+      if (e instanceof Conflict) await note(e.message);
+      continue;
+    }
+    // Never sign what is not this order's cancel by our authority on its destination chain.
+    if (cancel.chainId !== o.dst_chain_id || !sameAddress(cancel.from, authority.address)) {
+      await note(`cancel-tx for chain ${cancel.chainId} from ${cancel.from}: not ours to send`);
+      continue;
+    }
+    try {
+      const tx = await sender.sendTransaction({
+        to: getAddress(cancel.to),
+        data: cancel.data as Hex,
+        value: cancel.value,
+        claim: async (c) => {
+          const { rows: r } = await c.query(`SELECT status FROM bridge_orders WHERE id = $1 FOR UPDATE`, [o.id]);
+          return r[0]?.status === "created";
+        },
+        record: async (c, signed) => {
+          await transitionOrder(c, o.id, {
+            from: ["created"],
+            to: "cancel_sent",
+            reason: "not filled within 5 minutes: cancelled by the order authority",
+            set: {
+              cancel_tx_hash: signed.hash,
+              cancel_raw_tx: signed.rawTx,
+              cancel_nonce: signed.nonce,
+              cancel_tx_status: "signed",
+              error: null,
+            },
+            now,
+          });
+        },
+        sent: async (signed) => {
+          await deps.db.pool.query(
+            `UPDATE bridge_orders SET cancel_tx_status = 'sent' WHERE id = $1 AND cancel_tx_hash = $2 AND cancel_tx_status = 'signed'`,
+            [o.id, signed.hash],
+          );
+        },
+      });
+      if (tx) sent++;
+    } catch (e) {
+      // The cancel reverts as it stands (the order was filled meanwhile): nothing signed; the poll sees the fill.
+      if (!(e instanceof GasEstimateError)) throw e;
+      await note(`cancel would revert: ${e.message.split("\n")[0]}`);
+    }
+  }
+  return sent;
+}
+
+async function reconcileCancels(deps: AppDeps, authority: PrivateKeyAccount) {
+  const { rows } = await deps.db.pool.query<BridgeOrderRow>(
+    `SELECT * FROM bridge_orders WHERE status = 'cancel_sent' AND cancel_tx_status IN ('signed', 'sent') ORDER BY cancel_nonce LIMIT ${BATCH}`,
+  );
+  for (const chainId of new Set(rows.map((r) => r.dst_chain_id))) {
+    const sender = senderFor(deps, chainId, authority);
+    if (!sender) continue;
+    const txs = rows
+      .filter((r) => r.dst_chain_id === chainId)
+      .map((r) => ({ ...r, hash: r.cancel_tx_hash as Hex, rawTx: r.cancel_raw_tx as Hex, nonce: r.cancel_nonce! }));
+    await sender.reconcile(txs, (o, outcome) => applyCancelOutcome(deps, o, outcome));
+  }
+}
+
+async function applyCancelOutcome(deps: AppDeps, o: BridgeOrderRow, outcome: TxOutcome) {
+  const now = deps.now();
+  if (outcome.status === "dropped") {
+    // Never mined and never will be: the order is back to `created`, and the next pass cancels it again.
+    await withTransaction(deps.db, (c) =>
+      transitionOrder(c, o.id, {
+        from: ["cancel_sent"],
+        to: "created",
+        reason: "cancel transaction dropped",
+        set: { cancel_tx_status: "dropped" },
+        now,
+      }),
+    );
+    return;
+  }
+  const error = outcome.status === "reverted" ? "cancel transaction reverted" : null;
+  await deps.db.pool.query(
+    `UPDATE bridge_orders SET cancel_tx_status = $3, error = COALESCE($4, error), updated_at = $5
+      WHERE id = $1 AND cancel_tx_hash = $2 AND cancel_tx_status IN ('signed', 'sent')`,
+    [o.id, o.cancel_tx_hash, outcome.status, error, new Date(now)],
+  );
+}
