@@ -102,6 +102,8 @@ const schema = z.object({
     .refine((v) => v === undefined || /^0x[0-9a-fA-F]{64}$/.test(v), "BRIDGE_AUTHORITY_PRIVATE_KEY must be a 0x-prefixed 32-byte hex key"),
   /** Pause between passes of the bridge-orders processor (ms): order status polls and auto-cancels. */
   BRIDGE_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
+  /** Most native coin (wei) the authority attaches to a provider's cancel transaction (modules/bridge/cancel-check.ts). */
+  BRIDGE_CANCEL_MAX_VALUE_WEI: z.coerce.bigint().nonnegative().default(50_000_000_000_000_000n),
   /**
    * API processes sharing the API port (`npm run serve`, node:cluster; api/workers.ts). Each has its own database pool
    * (DATABASE_POOL_SIZE connections) and caches; limits are shared through Postgres.

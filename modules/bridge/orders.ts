@@ -29,6 +29,7 @@ export const EXPIRY_EXTENSION_MS = 15 * 60 * 1000;
 export const BRIDGE_OFF = "Cross-chain payments are not available";
 const REQUIRED = "srcChainId and srcToken are required";
 const NOT_AWAITING = "Payment is not awaiting payment";
+export const ORDER_OF_ANOTHER = "Bridge order belongs to another payment";
 
 type BridgeDeps = Pick<AppDeps, "db" | "config" | "now">;
 
@@ -160,9 +161,11 @@ export async function startBridgePayment(deps: BridgeDeps, paymentId: string, in
   const payer = getAddress(input.payer);
   const q = checked(await bridge.createOrderTx({ ...req, recipient: p.recipient_address, payer, dstAuthority: authority }), req);
   const now = new Date(deps.now());
-  await deps.db.pool.query(
+  // An id the provider already gave another payment is refused: the row (and its order) stays theirs.
+  const { rows: saved } = await deps.db.pool.query<{ payment_id: string }>(
     `INSERT INTO bridge_orders (id, payment_id, src_chain_id, src_token, src_amount, payer, dst_chain_id, dst_token, take_amount, status, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'quoted', $10, $10) ON CONFLICT (id) DO NOTHING`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'quoted', $10, $10)
+     ON CONFLICT (id) DO UPDATE SET payment_id = bridge_orders.payment_id RETURNING payment_id`,
     [
       q.orderId,
       p.id,
@@ -176,6 +179,7 @@ export async function startBridgePayment(deps: BridgeDeps, paymentId: string, in
       now,
     ],
   );
+  if (saved[0]?.payment_id !== p.id) throw new Conflict(ORDER_OF_ANOTHER);
   return quoteView(p, q);
 }
 
@@ -241,7 +245,8 @@ export async function reportBridgeTx(
     paymentId,
   ]);
   if (!rows.length) throw new Invalid("Transaction created no bridge order for this payment");
-  for (const o of rows) await applyProviderStatus(deps, o, "Created", { txHash });
+  // The report only says the order was created: it moves orders still `quoted`, never one the poll has moved since.
+  for (const o of rows) if (o.status === "quoted") await applyProviderStatus(deps, o, "Created", { txHash });
   return paymentOrders(deps, paymentId);
 }
 

@@ -6,8 +6,9 @@ import { logger } from "../../core/log.js";
 import { GasEstimateError, txSender, type TxOutcome } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
 import { bridgeAuthority } from "./authority.js";
+import { cancelRefusal } from "./cancel-check.js";
 import { bridgeFromConfig } from "./dln.js";
-import { applyProviderStatus, sameAddress } from "./orders.js";
+import { applyProviderStatus } from "./orders.js";
 import type { BridgeProvider } from "./provider.js";
 import { LIVE, transitionOrder, type BridgeOrderRow } from "./transition.js";
 
@@ -32,7 +33,9 @@ export type BridgePassStats = { adopted: number; moved: number; cancelsSent: num
  * 3. poll every live order's status and move it (Created -> Fulfilled -> ClaimedUnlock; SentOrderCancel -> ClaimedOrderCancel);
  * 4. auto-cancel: an order still `created` 5 minutes after it was placed (deps.now()) gets the provider's cancel
  *    transaction, sent on the destination chain by the service's order authority; `cancel_sent` until the provider
- *    reports ClaimedOrderCancel (the escrow refunded to the payer on the source), then `cancelled`.
+ *    reports ClaimedOrderCancel (the escrow refunded to the payer on the source), then `cancelled`. The provider's
+ *    cancel transaction is signed only if it calls sendEvmOrderCancel on the chain's configured bridge destination
+ *    within BRIDGE_CANCEL_MAX_VALUE_WEI (cancel-check.ts); an error on one order is noted on it and the pass goes on.
  * Without BRIDGE_API_URL it does nothing.
  * @example await runBridgeOrders(deps); // { adopted: 0, moved: 1, cancelsSent: 0 }
  */
@@ -107,64 +110,91 @@ async function autoCancel(deps: AppDeps, bridge: BridgeProvider, authority: Priv
   for (const o of rows) {
     const note = (error: string) =>
       deps.db.pool.query(`UPDATE bridge_orders SET error = $2, updated_at = $3 WHERE id = $1`, [o.id, error, new Date(deps.now())]);
-    const sender = senderFor(deps, o.dst_chain_id, authority);
-    if (!sender) {
-      await note(`no RPC for destination chain ${o.dst_chain_id}: cannot cancel`);
-      continue;
-    }
-    let cancel;
     try {
-      cancel = await bridge.cancelTx(o.id);
+      if (await cancelOne(deps, bridge, authority, o, note, now)) sent++;
     } catch (e) {
-      // Not cancellable (filled meanwhile) or the provider is down: the next poll tells which.
-      if (!isDomainError(e)) throw e;
-      if (e instanceof Conflict) await note(e.message);
-      continue;
-    }
-    // Never sign what is not this order's cancel by our authority on its destination chain.
-    if (cancel.chainId !== o.dst_chain_id || !sameAddress(cancel.from, authority.address)) {
-      await note(`cancel-tx for chain ${cancel.chainId} from ${cancel.from}: not ours to send`);
-      continue;
-    }
-    try {
-      const tx = await sender.sendTransaction({
-        to: getAddress(cancel.to),
-        data: cancel.data as Hex,
-        value: cancel.value,
-        claim: async (c) => {
-          const { rows: r } = await c.query(`SELECT status FROM bridge_orders WHERE id = $1 FOR UPDATE`, [o.id]);
-          return r[0]?.status === "created";
-        },
-        record: async (c, signed) => {
-          await transitionOrder(c, o.id, {
-            from: ["created"],
-            to: "cancel_sent",
-            reason: "not filled within 5 minutes: cancelled by the order authority",
-            set: {
-              cancel_tx_hash: signed.hash,
-              cancel_raw_tx: signed.rawTx,
-              cancel_nonce: signed.nonce,
-              cancel_tx_status: "signed",
-              error: null,
-            },
-            now,
-          });
-        },
-        sent: async (signed) => {
-          await deps.db.pool.query(
-            `UPDATE bridge_orders SET cancel_tx_status = 'sent' WHERE id = $1 AND cancel_tx_hash = $2 AND cancel_tx_status = 'signed'`,
-            [o.id, signed.hash],
-          );
-        },
-      });
-      if (tx) sent++;
-    } catch (e) {
-      // The cancel reverts as it stands (the order was filled meanwhile): nothing signed; the poll sees the fill.
-      if (!(e instanceof GasEstimateError)) throw e;
-      await note(`cancel would revert: ${e.message.split("\n")[0]}`);
+      // One order's failure (a bad RPC answer, a database hiccup) must not keep the others from being cancelled.
+      const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
+      log().error({ orderId: o.id, error: message }, "bridge order cancel failed");
+      await note(`cancel failed: ${message}`).catch(() => undefined);
     }
   }
   return sent;
+}
+
+/** Sends one order's cancel: true when a transaction was sent. Refusals and the provider's answers are noted on the order. */
+async function cancelOne(
+  deps: AppDeps,
+  bridge: BridgeProvider,
+  authority: PrivateKeyAccount,
+  o: BridgeOrderRow,
+  note: (error: string) => Promise<unknown>,
+  now: number,
+): Promise<boolean> {
+  const sender = senderFor(deps, o.dst_chain_id, authority);
+  if (!sender) {
+    await note(`no RPC for destination chain ${o.dst_chain_id}: cannot cancel`);
+    return false;
+  }
+  let cancel;
+  try {
+    cancel = await bridge.cancelTx(o.id);
+  } catch (e) {
+    // Not cancellable (filled meanwhile) or the provider is down: the next poll tells which.
+    if (!isDomainError(e)) throw e;
+    if (e instanceof Conflict) await note(e.message);
+    return false;
+  }
+  // Never sign what is not this order's cancel by our authority, to the bridge contract of its destination chain.
+  const refusal = cancelRefusal(cancel, {
+    chainId: o.dst_chain_id,
+    authority: authority.address,
+    destination: deps.chains.find((c) => c.chainId === o.dst_chain_id)?.bridgeDestination,
+    maxValue: deps.config.BRIDGE_CANCEL_MAX_VALUE_WEI,
+  });
+  if (refusal) {
+    log().warn({ orderId: o.id, refusal }, "bridge cancel-tx refused");
+    await note(refusal);
+    return false;
+  }
+  try {
+    const tx = await sender.sendTransaction({
+      to: getAddress(cancel.to),
+      data: cancel.data as Hex,
+      value: cancel.value,
+      claim: async (c) => {
+        const { rows: r } = await c.query(`SELECT status FROM bridge_orders WHERE id = $1 FOR UPDATE`, [o.id]);
+        return r[0]?.status === "created";
+      },
+      record: async (c, signed) => {
+        await transitionOrder(c, o.id, {
+          from: ["created"],
+          to: "cancel_sent",
+          reason: "not filled within 5 minutes: cancelled by the order authority",
+          set: {
+            cancel_tx_hash: signed.hash,
+            cancel_raw_tx: signed.rawTx,
+            cancel_nonce: signed.nonce,
+            cancel_tx_status: "signed",
+            error: null,
+          },
+          now,
+        });
+      },
+      sent: async (signed) => {
+        await deps.db.pool.query(
+          `UPDATE bridge_orders SET cancel_tx_status = 'sent' WHERE id = $1 AND cancel_tx_hash = $2 AND cancel_tx_status = 'signed'`,
+          [o.id, signed.hash],
+        );
+      },
+    });
+    return !!tx;
+  } catch (e) {
+    // The cancel reverts as it stands (the order was filled meanwhile): nothing signed; the poll sees the fill.
+    if (!(e instanceof GasEstimateError)) throw e;
+    await note(`cancel would revert: ${e.message.split("\n")[0]}`);
+    return false;
+  }
 }
 
 async function reconcileCancels(deps: AppDeps, authority: PrivateKeyAccount) {

@@ -2,6 +2,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { Conflict, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import { withTransaction, type Db } from "../../db/client.js";
+import { assertNoBridgeOrderInFlight } from "../bridge/guard.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { merchantPayment } from "./merchant-payment.js";
 import { fmt } from "./serialize.js";
@@ -22,7 +23,8 @@ export async function withdrawPayment(deps: Pick<AppDeps, "db" | "now">, caller:
 /**
  * Manual withdraw of a partial payment (pending or expired, something received, less than due):
  * `-> withdrawing`; the settler sweeps the wallet to the merchant with no fee, and
- * `payment.withdrawn` (with amountWithdrawn) follows once the sweep is indexed.
+ * `payment.withdrawn` (with amountWithdrawn) follows once the sweep is indexed. Refused (Conflict) while a
+ * cross-chain order for the rest is being filled (spec: cancel is locked; modules/bridge/guard.ts).
  */
 async function requestWithdraw(db: Db, merchantId: string, paymentId: string, now: number): Promise<Withdrawal> {
   return withTransaction(db, async (client) => {
@@ -30,6 +32,7 @@ async function requestWithdraw(db: Db, merchantId: string, paymentId: string, no
     const received = BigInt(p.received_units);
     if (!["pending", "expired"].includes(p.status) || received === 0n || received >= BigInt(p.due_units))
       throw new Conflict("Payment has no partial payment to withdraw");
+    await assertNoBridgeOrderInFlight(client, paymentId);
     if (p.status === "expired")
       await transition(client, paymentId, { from: ["expired"], to: "pending", reason: "funds received after expiry", now });
     await transition(client, paymentId, { from: ["pending"], to: "withdrawing", reason: "manual withdraw by the merchant", now });

@@ -277,14 +277,28 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
   });
 
   it("an order still Created 5 minutes after it was placed is cancelled on the destination chain by the authority, then refunded", async () => {
+    // The scripted provider's cancel goes to its own address: refused unless that is 777177's configured bridge
+    // destination contract (test/bridge/guards.test.ts has the other refusals; the stand-in's real cancel: end to end).
+    const configured = {
+      ...svc.deps,
+      chains: svc.deps.chains.map((c) => (c.chainId === DST ? { ...c, bridgeDestination: fake.cancelTo as Address } : c)),
+    };
+    await runBridgeOrders(configured); // earlier tests' orders still created (refused so far) are cancelled first
     const id = await newPayment();
     const { orderId, payer } = await placeOrder(id);
     svc.clock.advance(AUTO_CANCEL_MS - 1);
-    expect(await runBridgeOrders(svc.deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
+    expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
     expect((await order(orderId)).status).toBe("created");
 
     svc.clock.advance(1);
-    expect(await runBridgeOrders(svc.deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
+    const real = svc.deps.chains.find((c) => c.chainId === DST)!.bridgeDestination!;
+    expect(await runBridgeOrders(svc.deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
+    expect(await order(orderId)).toMatchObject({
+      status: "created",
+      cancel_tx_hash: null,
+      error: `cancel-tx to ${fake.cancelTo}, not the bridge destination ${real}: refused`,
+    });
+    expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
     const o = await order(orderId);
     expect(o).toMatchObject({ status: "cancel_sent", cancel_tx_status: "sent" });
     const receipt = await h().pub.waitForTransactionReceipt({ hash: o.cancel_tx_hash, pollingInterval: 100 });
@@ -294,13 +308,13 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     expect(fake.orders.get(orderId)!.params.get("srcChainRefundAddress")).toBe(payer);
 
     // The next pass: the transaction is mined; the provider still says Created (not indexed): nothing is sent again.
-    expect(await runBridgeOrders(svc.deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
+    expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
     expect(await order(orderId)).toMatchObject({ status: "cancel_sent", cancel_tx_status: "mined", cancel_tx_hash: o.cancel_tx_hash });
     fake.setStatus(orderId, "SentOrderCancel");
-    await runBridgeOrders(svc.deps);
+    await runBridgeOrders(configured);
     expect(await order(orderId)).toMatchObject({ status: "cancel_sent", provider_status: "SentOrderCancel" });
     fake.setStatus(orderId, "ClaimedOrderCancel");
-    expect(await runBridgeOrders(svc.deps)).toEqual({ adopted: 0, moved: 1, cancelsSent: 0 });
+    expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 1, cancelsSent: 0 });
     expect((await order(orderId)).status).toBe("cancelled");
     expect((await events(orderId)).map((e) => `${e.from_status}->${e.to_status}`)).toEqual([
       "quoted->created",
