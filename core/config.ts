@@ -102,6 +102,12 @@ const schema = z.object({
     .refine((v) => v === undefined || /^0x[0-9a-fA-F]{64}$/.test(v), "BRIDGE_AUTHORITY_PRIVATE_KEY must be a 0x-prefixed 32-byte hex key"),
   /** Pause between passes of the bridge-orders processor (ms): order status polls and auto-cancels. */
   BRIDGE_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
+  /**
+   * Order status requests (and lookups of unreported quotes) the processor makes per minute, spread over its passes
+   * (modules/bridge/poll.ts statusBudget). DLN allows 50 a minute without BRIDGE_API_KEY, 300 with one; quotes from
+   * payer pages need the rest.
+   */
+  BRIDGE_STATUS_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(30),
   /** Most native coin (wei) the authority attaches to a provider's cancel transaction (modules/bridge/cancel-check.ts). */
   BRIDGE_CANCEL_MAX_VALUE_WEI: z.coerce.bigint().nonnegative().default(50_000_000_000_000_000n),
   /**

@@ -1,20 +1,17 @@
 import type pg from "pg";
 import { Conflict } from "../../core/errors.js";
-import { IN_FLIGHT } from "./transition.js";
+import { IN_FLIGHT_SQL } from "./transition.js";
 
 export const ORDER_IN_FLIGHT = "Payment has a cross-chain order being filled";
 
 /**
- * Whether a payment has a cross-chain order in flight (created, or fulfilled on the destination): the payer's funds
+ * Whether a payment has a cross-chain order in flight (created, fulfilled on the destination, or a cancel not yet mined): the payer's funds
  * are on their way to the recipient, so the payment must stay open (spec: "cancel is locked while the swap is being
  * filled"). Call it with the payment row locked, as the code that creates orders locks it (orders.ts).
  * @example if (await bridgeOrderInFlight(client, paymentId)) return null; // the expiry job skips it
  */
 export async function bridgeOrderInFlight(db: Pick<pg.PoolClient, "query">, paymentId: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM bridge_orders WHERE payment_id = $1 AND status = ANY($2::text[]) LIMIT 1`, [
-    paymentId,
-    IN_FLIGHT,
-  ]);
+  const { rows } = await db.query(`SELECT 1 FROM bridge_orders WHERE payment_id = $1 AND ${IN_FLIGHT_SQL} LIMIT 1`, [paymentId]);
   return rows.length > 0;
 }
 

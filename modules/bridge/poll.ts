@@ -21,6 +21,22 @@ const ADOPT_AFTER_MS = 30_000;
 const ADOPT_EVERY_MS = 60_000;
 /** Orders handled per step and pass: a bounded pass, whatever the backlog (the next pass takes the rest). */
 const BATCH = 100;
+/**
+ * How often a live order's status is asked, by the time since it was placed: every pass for 10 minutes (a fill
+ * takes seconds to minutes), every 30 s until an hour, then every 5 minutes (a stuck claim or cancel).
+ */
+const POLL_BACKOFF_SQL = `CASE WHEN COALESCE(reported_at, created_at) > $2::timestamptz - interval '10 minutes' THEN interval '0'
+  WHEN COALESCE(reported_at, created_at) > $2::timestamptz - interval '1 hour' THEN interval '30 seconds'
+  ELSE interval '5 minutes' END`;
+
+/**
+ * Status requests one pass may make: BRIDGE_STATUS_REQUESTS_PER_MINUTE spread over the passes of a minute (DLN
+ * allows 50 requests a minute without an access token, and quotes need their share). At least one.
+ * @example statusBudget({ BRIDGE_STATUS_REQUESTS_PER_MINUTE: 40, BRIDGE_POLL_INTERVAL_MS: 5000 }) // 3
+ */
+export function statusBudget(config: Pick<AppDeps["config"], "BRIDGE_STATUS_REQUESTS_PER_MINUTE" | "BRIDGE_POLL_INTERVAL_MS">): number {
+  return Math.max(1, Math.floor((config.BRIDGE_STATUS_REQUESTS_PER_MINUTE * config.BRIDGE_POLL_INTERVAL_MS) / 60_000));
+}
 
 const log = () => logger("bridge");
 
@@ -28,9 +44,10 @@ export type BridgePassStats = { adopted: number; moved: number; cancelsSent: num
 
 /**
  * One pass of the bridge-orders processor (processors/bridge-orders.ts), safe to repeat and to run beside replicas:
- * 1. adopt: the latest unreported quote of each payment, if the payer sent it after all (the provider knows it);
- * 2. reconcile our cancel transactions (chains/tx-sender.ts: mined, reverted, dropped -> cancel again);
- * 3. poll every live order's status and move it (Created -> Fulfilled -> ClaimedUnlock; SentOrderCancel -> ClaimedOrderCancel);
+ * 1. reconcile our cancel transactions (chains/tx-sender.ts: mined, reverted, dropped -> cancel again);
+ * 2. poll live orders' status and move them (Created -> Fulfilled -> ClaimedUnlock; SentOrderCancel -> ClaimedOrderCancel),
+ *    young orders every pass, older ones less often (POLL_BACKOFF_SQL), within the pass's request budget;
+ * 3. adopt: the latest unreported quote of each payment, if the payer sent it after all (the provider knows it);
  * 4. auto-cancel: an order still `created` 5 minutes after it was placed (deps.now()) gets the provider's cancel
  *    transaction, sent on the destination chain by the service's order authority; `cancel_sent` until the provider
  *    reports ClaimedOrderCancel (the escrow refunded to the payer on the source), then `cancelled`. The provider's
@@ -44,9 +61,11 @@ export async function runBridgeOrders(deps: AppDeps): Promise<BridgePassStats> {
   const bridge = bridgeFromConfig(deps.config);
   if (!bridge) return stats;
   const authority = bridgeAuthority(deps.config);
-  stats.adopted = await adoptQuotes(deps, bridge);
+  const budget = { left: statusBudget(deps.config) };
+  // Live orders first: they hold payments; unreported quotes get what is left.
   if (authority) await reconcileCancels(deps, authority);
-  stats.moved = await pollLive(deps, bridge);
+  stats.moved = await pollLive(deps, bridge, budget);
+  stats.adopted = await adoptQuotes(deps, bridge, budget);
   if (authority) stats.cancelsSent = await autoCancel(deps, bridge, authority);
   return stats;
 }
@@ -62,18 +81,22 @@ async function statusOf(bridge: BridgeProvider, id: string) {
   }
 }
 
-async function adoptQuotes(deps: AppDeps, bridge: BridgeProvider): Promise<number> {
+type Budget = { left: number };
+
+async function adoptQuotes(deps: AppDeps, bridge: BridgeProvider, budget: Budget): Promise<number> {
+  if (budget.left <= 0) return 0;
   const now = deps.now();
   const { rows } = await deps.db.pool.query<BridgeOrderRow>(
     `SELECT * FROM (
        SELECT DISTINCT ON (payment_id) * FROM bridge_orders
         WHERE status = 'quoted' AND created_at > $1 ORDER BY payment_id, created_at DESC) latest
       WHERE created_at <= $2 AND (checked_at IS NULL OR checked_at <= $3)
-      ORDER BY created_at LIMIT ${BATCH}`,
-    [new Date(now - ADOPT_WINDOW_MS), new Date(now - ADOPT_AFTER_MS), new Date(now - ADOPT_EVERY_MS)],
+      ORDER BY checked_at NULLS FIRST, created_at LIMIT $4`,
+    [new Date(now - ADOPT_WINDOW_MS), new Date(now - ADOPT_AFTER_MS), new Date(now - ADOPT_EVERY_MS), Math.min(BATCH, budget.left)],
   );
   let adopted = 0;
   for (const o of rows) {
+    budget.left--;
     const s = await statusOf(bridge, o.id);
     await deps.db.pool.query(`UPDATE bridge_orders SET checked_at = $2 WHERE id = $1`, [o.id, new Date(now)]);
     if (s && (await applyProviderStatus(deps, o, s, { reason: `unreported order found: ${s}` }))) adopted++;
@@ -81,14 +104,20 @@ async function adoptQuotes(deps: AppDeps, bridge: BridgeProvider): Promise<numbe
   return adopted;
 }
 
-async function pollLive(deps: AppDeps, bridge: BridgeProvider): Promise<number> {
+async function pollLive(deps: AppDeps, bridge: BridgeProvider, budget: Budget): Promise<number> {
+  const now = new Date(deps.now());
+  // Least recently asked first, so a backlog larger than the budget is served in turn.
   const { rows } = await deps.db.pool.query<BridgeOrderRow>(
-    `SELECT * FROM bridge_orders WHERE status = ANY($1::text[]) ORDER BY updated_at LIMIT ${BATCH}`,
-    [LIVE],
+    `SELECT * FROM bridge_orders
+      WHERE status = ANY($1::text[]) AND (checked_at IS NULL OR checked_at <= $2::timestamptz - ${POLL_BACKOFF_SQL})
+      ORDER BY checked_at NULLS FIRST, reported_at LIMIT $3`,
+    [LIVE, now, Math.min(BATCH, budget.left)],
   );
   let moved = 0;
   for (const o of rows) {
+    budget.left--;
     const s = await statusOf(bridge, o.id);
+    await deps.db.pool.query(`UPDATE bridge_orders SET checked_at = $2 WHERE id = $1`, [o.id, now]);
     if (s && (await applyProviderStatus(deps, o, s))) moved++;
   }
   return moved;

@@ -1,10 +1,10 @@
-import { and, eq, inArray, lt, notExists, sql } from "drizzle-orm";
+import { and, eq, lt, notExists, sql } from "drizzle-orm";
 import { zeroAddress, type Address } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { withTransaction } from "../../db/client.js";
 import { bridgeOrders, payments } from "../../db/schema.js";
 import { bridgeOrderInFlight } from "../bridge/guard.js";
-import { IN_FLIGHT } from "../bridge/transition.js";
+import { IN_FLIGHT_SQL } from "../bridge/transition.js";
 import { transition } from "./state-machine.js";
 
 /**
@@ -22,7 +22,7 @@ export async function expirePayments(deps: AppDeps): Promise<number> {
   const bridging = deps.db.orm
     .select({ one: sql`1` })
     .from(bridgeOrders)
-    .where(and(eq(bridgeOrders.paymentId, payments.id), inArray(bridgeOrders.status, [...IN_FLIGHT])));
+    .where(and(eq(bridgeOrders.paymentId, payments.id), sql.raw(IN_FLIGHT_SQL)));
   const rows = await deps.db.orm
     .select({
       id: payments.id,

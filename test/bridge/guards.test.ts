@@ -26,7 +26,7 @@ const usdc137 = () => svc.deps.chains.find((c) => c.chainId === 137)!.tokens.fin
 
 beforeAll(async () => {
   fake = await startDlnFake();
-  svc = await startTestService({ processors: false, env: { BRIDGE_API_URL: fake.url } });
+  svc = await startTestService({ processors: false, env: { BRIDGE_API_URL: fake.url, BRIDGE_STATUS_REQUESTS_PER_MINUTE: "60000" } });
   shop = await svc.newMerchant({ name: "Bridge guards shop" });
 });
 afterAll(async () => {

@@ -5,8 +5,9 @@ import { testTokenAbi } from "../../abis/TestToken.js";
 import { BridgeOrders, BridgeQuote } from "../../api/openapi/schemas-bridge.js";
 import { Payment } from "../../api/openapi/schemas-payments.js";
 import { DomainError } from "../../core/errors.js";
+import { bridgeOrderInFlight } from "../../modules/bridge/guard.js";
 import { EXPIRY_EXTENSION_MS, startBridgePayment } from "../../modules/bridge/orders.js";
-import { AUTO_CANCEL_MS, runBridgeOrders } from "../../modules/bridge/poll.js";
+import { AUTO_CANCEL_MS, runBridgeOrders, statusBudget } from "../../modules/bridge/poll.js";
 import { expirePayments } from "../../modules/payments/expire.js";
 import { paymentWebhookPayload } from "../../modules/payments/serialize.js";
 import type { PaymentRow } from "../../modules/payments/types.js";
@@ -34,7 +35,8 @@ const usdt = () => h().token("USDT").address;
 
 beforeAll(async () => {
   fake = await startDlnFake();
-  svc = await startTestService({ processors: false, env: { BRIDGE_API_URL: fake.url } });
+  // No request budget in the way of these passes (its own test below).
+  svc = await startTestService({ processors: false, env: { BRIDGE_API_URL: fake.url, BRIDGE_STATUS_REQUESTS_PER_MINUTE: "60000" } });
   shop = await svc.newMerchant({ name: "Bridge shop" });
   authority = privateKeyToAccount(svc.deps.config.SETTLER_PRIVATE_KEY as Hex).address;
 });
@@ -301,6 +303,8 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
     const o = await order(orderId);
     expect(o).toMatchObject({ status: "cancel_sent", cancel_tx_status: "sent" });
+    // Until the cancel is mined a fill may still win the race: the payment stays held.
+    expect(await bridgeOrderInFlight(svc.deps.db.pool, id)).toBe(true);
     const receipt = await h().pub.waitForTransactionReceipt({ hash: o.cancel_tx_hash, pollingInterval: 100 });
     expect(receipt.status).toBe("success");
     const tx = await h().pub.getTransaction({ hash: o.cancel_tx_hash });
@@ -310,6 +314,7 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     // The next pass: the transaction is mined; the provider still says Created (not indexed): nothing is sent again.
     expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
     expect(await order(orderId)).toMatchObject({ status: "cancel_sent", cancel_tx_status: "mined", cancel_tx_hash: o.cancel_tx_hash });
+    expect(await bridgeOrderInFlight(svc.deps.db.pool, id)).toBe(false); // cancelled on the destination: lock released
     fake.setStatus(orderId, "SentOrderCancel");
     await runBridgeOrders(configured);
     expect(await order(orderId)).toMatchObject({ status: "cancel_sent", provider_status: "SentOrderCancel" });
@@ -354,6 +359,62 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     svc.clock.advance(60_000);
     expect((await runBridgeOrders(svc.deps)).adopted).toBe(0);
     expect((await row(id)).expires_at.getTime()).toBe(before + EXPIRY_EXTENSION_MS);
+  });
+});
+
+describe("polling within the provider's request budget (test clock)", () => {
+  beforeEach(() => svc.clock.freeze());
+  afterEach(() => svc.clock.resume());
+  const asked = (orderId: string) => fake.requests.filter((r) => r.path === `/v1.0/dln/order/${orderId}/status`).length;
+  const statusRequests = () => fake.requests.filter((r) => r.path.endsWith("/status")).length;
+
+  it("asks young orders every pass, then every 30 s after 10 minutes and every 5 minutes after an hour", async () => {
+    const { orderId } = await placeOrder(await newPayment());
+    const pass = async () => {
+      const n = asked(orderId);
+      await runBridgeOrders(svc.deps);
+      return asked(orderId) - n;
+    };
+    expect([await pass(), await pass()]).toEqual([1, 1]); // placed just now: every pass
+    svc.clock.advance(10 * 60_000 + 1);
+    expect([await pass(), await pass()]).toEqual([1, 0]);
+    svc.clock.advance(29_999);
+    expect(await pass()).toBe(0);
+    svc.clock.advance(1);
+    expect(await pass()).toBe(1);
+    svc.clock.advance(60 * 60_000);
+    expect([await pass(), await pass()]).toEqual([1, 0]);
+    svc.clock.advance(5 * 60_000 - 1);
+    expect(await pass()).toBe(0);
+    svc.clock.advance(1);
+    expect(await pass()).toBe(1);
+  });
+
+  it("a pass makes at most its share of BRIDGE_STATUS_REQUESTS_PER_MINUTE, the least recently asked order first", async () => {
+    const tight = { ...svc.deps, config: { ...svc.deps.config, BRIDGE_STATUS_REQUESTS_PER_MINUTE: 12, BRIDGE_POLL_INTERVAL_MS: 5_000 } };
+    expect(statusBudget(tight.config)).toBe(1);
+    expect(statusBudget({ BRIDGE_STATUS_REQUESTS_PER_MINUTE: 30, BRIDGE_POLL_INTERVAL_MS: 500 })).toBe(1); // never 0
+    expect(statusBudget({ BRIDGE_STATUS_REQUESTS_PER_MINUTE: 300, BRIDGE_POLL_INTERVAL_MS: 5_000 })).toBe(25);
+    const a = (await placeOrder(await newPayment())).orderId;
+    const b = (await placeOrder(await newPayment())).orderId;
+    await runBridgeOrders(svc.deps); // both asked once, at this instant
+    // Earlier tests' live orders out of the way (asked "tomorrow"), so the turns below are a's and b's alone.
+    await svc.deps.db.pool.query(`UPDATE bridge_orders SET checked_at = $3 WHERE id <> ALL($1::text[]) AND status = ANY($2::text[])`, [
+      [a, b],
+      ["created", "fulfilled", "cancel_sent"],
+      new Date(svc.clock.now() + 86_400_000),
+    ]);
+    const served: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const [n, na, nb] = [statusRequests(), asked(a), asked(b)];
+      svc.clock.advance(1);
+      await runBridgeOrders(tight);
+      expect(statusRequests() - n).toBe(1);
+      if (asked(a) > na) served.push("a");
+      if (asked(b) > nb) served.push("b");
+    }
+    // One order a pass, in turn: a (asked first, placed first), then b, then a again.
+    expect(served).toEqual(["a", "b", "a", "b"]);
   });
 });
 
