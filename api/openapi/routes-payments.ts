@@ -1,5 +1,6 @@
 import { zeroAddress } from "viem";
-import { BRIDGE_OFF, bridgeQuoteQuery } from "../../modules/bridge/orders.js";
+import { ORDER_IN_FLIGHT } from "../../modules/bridge/guard.js";
+import { BRIDGE_OFF, bridgeQuoteQuery, ORDER_OF_ANOTHER } from "../../modules/bridge/orders.js";
 import { listPaymentsQuery } from "../../modules/payments/list.js";
 import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
 import { verifyQuery } from "../../modules/payments/verify.js";
@@ -42,6 +43,8 @@ const BRIDGE_OPERATIONS: Operation[] = [
         fail(404, "Payment not found"),
         fail(409, "Payment is not awaiting payment"),
         fail(409, "Payment has expired"),
+        fail(409, ORDER_IN_FLIGHT),
+        fail(409, ORDER_OF_ANOTHER),
         TOO_MANY,
         ...BRIDGE_DOWN,
       ],
@@ -184,6 +187,7 @@ export const PAYMENT_OPERATIONS: Operation[] = [
         fail(401, "Unauthorized", { shape: "plain" }),
         fail(404, "Payment not found"),
         fail(409, "Payment has no partial payment to withdraw"),
+        fail(409, ORDER_IN_FLIGHT),
       ],
     },
   },

@@ -9,6 +9,7 @@ import { firstIssue } from "../../core/zod-issues.js";
 import { withTransaction } from "../../db/client.js";
 import type { PaymentRow } from "../payments/types.js";
 import { bridgeAuthority } from "./authority.js";
+import { bridgeOrderInFlight, ORDER_IN_FLIGHT } from "./guard.js";
 import { BRIDGE_UNAVAILABLE, bridgeFromConfig } from "./dln.js";
 import type { BridgeProvider, BridgeQuote, ProviderOrderStatus } from "./provider.js";
 import { ORDER_TRANSITIONS, transitionOrder, type BridgeOrderRow, type BridgeOrderStatus } from "./transition.js";
@@ -135,8 +136,8 @@ function quoteView(p: PaymentRow, q: BridgeQuote) {
 /**
  * A quote for paying what the payment still needs (amount due minus received, exactly) from another chain and token:
  * with `payer`, also the order transaction (the payer is sender, source authority and refund address; the service's
- * authority may cancel on the destination) and the order recorded as `quoted`. The payment must be pending and not
- * expired. Throws NotFound, Conflict, Invalid (a provider refusal), Unavailable.
+ * authority may cancel on the destination) and the order recorded as `quoted`. The payment must be pending, not
+ * expired, and without an order in flight. Throws NotFound, Conflict, Invalid (a provider refusal), Unavailable.
  * @example
  * const q = await startBridgePayment(deps, paymentId, { srcChainId: 137, srcToken: usdc137, payer });
  * // q.srcToken.units: what to approve for q.tx.allowanceTarget ?? q.tx.to; then send q.tx
@@ -149,6 +150,8 @@ export async function startBridgePayment(deps: BridgeDeps, paymentId: string, in
   if (input.srcChainId === p.chain_id) throw new Invalid("Source and destination networks must differ", "bridge_same_chain");
   const remaining = BigInt(p.due_units) - BigInt(p.received_units);
   if (remaining <= 0n) throw new Conflict(NOT_AWAITING);
+  // What an order in flight will deliver is not received yet: a second order for the same rest would overpay.
+  if (await bridgeOrderInFlight(deps.db.pool, p.id)) throw new Conflict(ORDER_IN_FLIGHT);
 
   const req = {
     srcChainId: input.srcChainId,

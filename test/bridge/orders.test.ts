@@ -258,6 +258,11 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     const held = await newPayment({ expiresInMs: 60_000 });
     const control = await newPayment({ expiresInMs: 60_000 });
     const { orderId } = await placeOrder(held);
+    // A second order for the same rest would overpay once both fill: refused while this one is in flight.
+    expect(await quote(held, `srcChainId=137&srcToken=${usdc137()}`)).toMatchObject({
+      status: 409,
+      body: { error: "Payment has a cross-chain order being filled" },
+    });
     svc.clock.advance(60_000 + EXPIRY_EXTENSION_MS + 1);
     fake.setStatus(orderId, "Fulfilled"); // filled, but the transfer not yet seen: still in flight
     await runBridgeOrders(svc.deps);
@@ -315,6 +320,7 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
     expect(await order(orderId)).toMatchObject({ status: "cancel_sent", cancel_tx_status: "mined", cancel_tx_hash: o.cancel_tx_hash });
     expect(await bridgeOrderInFlight(svc.deps.db.pool, id)).toBe(false); // cancelled on the destination: lock released
+    expect((await quote(id, `srcChainId=137&srcToken=${usdc137()}`)).status).toBe(200); // the payer may try again
     fake.setStatus(orderId, "SentOrderCancel");
     await runBridgeOrders(configured);
     expect(await order(orderId)).toMatchObject({ status: "cancel_sent", provider_status: "SentOrderCancel" });

@@ -1,7 +1,7 @@
 // The DLN stand-in (local/bridge/server.ts) and the solver (local/bridge/solver.ts) the run's stack starts on chains
 // 137 and 777177: DLN's create-tx, status, order-ids and cancel-tx against our bridge contracts, with exact amounts.
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
-import { encodeFunctionData, getAddress, zeroAddress, type Address, type Hex } from "viem";
+import { encodeFunctionData, getAddress, parseEventLogs, zeroAddress, type Address, type Hex, type TransactionReceipt } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { testTokenAbi } from "../../abis/TestToken.js";
 import { activeChains } from "../../chains/runtime.js";
@@ -302,6 +302,21 @@ describe("create-tx", () => {
   });
 });
 
+/** The source transaction that paid the order's escrow out (its ClaimedUnlock event), checked against the event. */
+async function claimOf(orderId: Hex, amount: bigint): Promise<TransactionReceipt> {
+  const [claimed] = await src.pub.getContractEvents({
+    address: chain137.bridgeSource!,
+    abi: bridgeSourceAbi,
+    eventName: "ClaimedUnlock",
+    args: { orderId },
+    fromBlock: 0n,
+  });
+  expect(claimed!.args).toEqual({ orderId, beneficiary: LOCAL_ROLES.bridgeSolver.address, amount });
+  return src.pub.getTransactionReceipt({ hash: claimed!.transactionHash });
+}
+
+// The run's solver serves other test files' orders at the same time: what it was paid for this order is read from
+// this order's claim transaction, never from its balance.
 describe("orders on chain with the solver", () => {
   let filled: { orderId: Hex; txHash: Hex } | undefined;
 
@@ -309,7 +324,6 @@ describe("orders on chain with the solver", () => {
     const payer = await src.newPayer();
     const receiver = randomAddress();
     await src.mint("USDC", payer.address, 50_000_000n, payer);
-    const solverBefore = await src.balanceOf("USDC", LOCAL_ROLES.bridgeSolver.address);
     const p = { tokenIn: USDC137, tokenOut: USDC777, out: USDC_OUT, payer: payer.address, receiver, authority: randomAddress() };
     const q = await get("/v1.0/dln/order/create-tx", orderQuery(p));
     expect(q.status).toBe(200);
@@ -327,7 +341,11 @@ describe("orders on chain with the solver", () => {
 
     expect(await dst.balanceOf("USDC", receiver)).toBe(USDC_OUT);
     expect(await src.balanceOf("USDC", payer.address)).toBe(50_000_000n - USDC_IN);
-    expect(await src.balanceOf("USDC", LOCAL_ROLES.bridgeSolver.address)).toBe(solverBefore + USDC_IN);
+    // The escrow went to the solver in the claim, and nothing else moved there.
+    const transfers = parseEventLogs({ abi: testTokenAbi, eventName: "Transfer", logs: (await claimOf(orderId, USDC_IN)).logs });
+    expect(transfers.map((t) => [getAddress(t.address), t.args])).toEqual([
+      [USDC137, { from: chain137.bridgeSource, to: LOCAL_ROLES.bridgeSolver.address, value: USDC_IN }],
+    ]);
     // The order's data in DLN's field names.
     expect((await get(`/v1.0/dln/order/${orderId}`)).body).toMatchObject({
       orderId,
@@ -361,25 +379,23 @@ describe("orders on chain with the solver", () => {
       "/v1.0/dln/order/create-tx",
       orderQuery({ tokenIn: zeroAddress, tokenOut: USDT777, out, payer: payer.address, receiver, authority: randomAddress() }),
     );
-    const solverBefore = await src.pub.getBalance({ address: LOCAL_ROLES.bridgeSolver.address });
     const amountIn = BigInt(q.body.tx.value);
     await placeOrder(payer, q.body.tx);
     await followStatus(q.body.orderId, "ClaimedUnlock");
     expect(await dst.balanceOf("USDT", receiver)).toBe(out);
-    // The solver gets the whole escrow on 137 and pays only the claim's gas there (as messenger).
-    const [claimed] = await src.pub.getContractEvents({
-      address: chain137.bridgeSource!,
-      abi: bridgeSourceAbi,
-      eventName: "ClaimedUnlock",
-      args: { orderId: q.body.orderId },
-      fromBlock: 0n,
-    });
-    expect(claimed!.args).toEqual({ orderId: q.body.orderId, beneficiary: LOCAL_ROLES.bridgeSolver.address, amount: amountIn });
-    const claim = await src.pub.getTransactionReceipt({ hash: claimed!.transactionHash });
-    expect(await src.pub.getBalance({ address: LOCAL_ROLES.bridgeSolver.address })).toBe(
-      solverBefore + amountIn - claim.gasUsed * claim.effectiveGasPrice,
-    );
-    expect(await src.pub.getBalance({ address: chain137.bridgeSource! })).toBe(0n);
+    // The solver gets the whole escrow on 137 (as messenger it sent the claim): the one value transfer of the claim.
+    const claim = await claimOf(q.body.orderId, amountIn);
+    type Call = { from: string; to: string; value?: Hex; calls?: Call[] };
+    const trace = (await src.pub.request({
+      method: "debug_traceTransaction" as never,
+      params: [claim.transactionHash, { tracer: "callTracer" }] as never,
+    })) as Call;
+    const moves = (c: Call): [string, string, bigint][] => [
+      ...(c.value && BigInt(c.value) > 0n ? [[getAddress(c.from), getAddress(c.to), BigInt(c.value)] as [string, string, bigint]] : []),
+      ...(c.calls ?? []).flatMap(moves),
+    ];
+    expect(getAddress(claim.from)).toBe(LOCAL_ROLES.bridgeSolver.address);
+    expect(moves(trace)).toEqual([[chain137.bridgeSource, LOCAL_ROLES.bridgeSolver.address, amountIn]]);
   });
 
   it("an order the solver skips stays Created; the authority's cancel-tx and the relay refund the payer exactly", async () => {
