@@ -240,8 +240,38 @@ async function reconcileCancels(deps: AppDeps, authority: PrivateKeyAccount) {
   }
 }
 
-async function applyCancelOutcome(deps: AppDeps, o: BridgeOrderRow, outcome: TxOutcome) {
+/** Cancel transactions of one order that may revert before the order is left to the operator (`failed`). */
+export const MAX_CANCEL_REVERTS = 3;
+const REVERTED = "cancel transaction reverted";
+
+/**
+ * What a cancel transaction's fate does to its order: mined -> recorded (the poll then sees SentOrderCancel and
+ * ClaimedOrderCancel); dropped -> back to `created`, cancelled again next pass; reverted -> back to `created` too
+ * (a fill that won the race shows at the next poll, and the provider then refuses cancel-tx), up to
+ * MAX_CANCEL_REVERTS reverts, after which the order is `failed`, logged as an error for the operator.
+ * @example await applyCancelOutcome(deps, order, { status: "reverted", receipt });
+ */
+export async function applyCancelOutcome(deps: AppDeps, o: BridgeOrderRow, outcome: TxOutcome) {
   const now = deps.now();
+  if (outcome.status === "reverted") {
+    await withTransaction(deps.db, async (c) => {
+      const { rows } = await c.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM bridge_order_events WHERE order_id = $1 AND reason LIKE '${REVERTED}%'`,
+        [o.id],
+      );
+      const reverts = rows[0]!.n + 1;
+      const giveUp = reverts >= MAX_CANCEL_REVERTS;
+      const moved = await transitionOrder(c, o.id, {
+        from: ["cancel_sent"],
+        to: giveUp ? "failed" : "created",
+        reason: giveUp ? `${REVERTED} ${reverts} times: left to the operator` : `${REVERTED} (${reverts} of ${MAX_CANCEL_REVERTS})`,
+        set: { cancel_tx_status: "reverted", error: `${REVERTED} (${o.cancel_tx_hash})` },
+        now,
+      });
+      if (moved && giveUp) log().error({ orderId: o.id, paymentId: o.payment_id }, "bridge order cancel keeps reverting: order failed");
+    });
+    return;
+  }
   if (outcome.status === "dropped") {
     // Never mined and never will be: the order is back to `created`, and the next pass cancels it again.
     await withTransaction(deps.db, (c) =>
@@ -255,10 +285,9 @@ async function applyCancelOutcome(deps: AppDeps, o: BridgeOrderRow, outcome: TxO
     );
     return;
   }
-  const error = outcome.status === "reverted" ? "cancel transaction reverted" : null;
   await deps.db.pool.query(
-    `UPDATE bridge_orders SET cancel_tx_status = $3, error = COALESCE($4, error), updated_at = $5
+    `UPDATE bridge_orders SET cancel_tx_status = $3, updated_at = $4
       WHERE id = $1 AND cancel_tx_hash = $2 AND cancel_tx_status IN ('signed', 'sent')`,
-    [o.id, o.cancel_tx_hash, outcome.status, error, new Date(now)],
+    [o.id, o.cancel_tx_hash, outcome.status, new Date(now)],
   );
 }

@@ -7,7 +7,7 @@ import { Payment } from "../../api/openapi/schemas-payments.js";
 import { DomainError } from "../../core/errors.js";
 import { bridgeOrderInFlight } from "../../modules/bridge/guard.js";
 import { EXPIRY_EXTENSION_MS, startBridgePayment } from "../../modules/bridge/orders.js";
-import { AUTO_CANCEL_MS, runBridgeOrders, statusBudget } from "../../modules/bridge/poll.js";
+import { applyCancelOutcome, AUTO_CANCEL_MS, MAX_CANCEL_REVERTS, runBridgeOrders, statusBudget } from "../../modules/bridge/poll.js";
 import { expirePayments } from "../../modules/payments/expire.js";
 import { paymentWebhookPayload } from "../../modules/payments/serialize.js";
 import type { PaymentRow } from "../../modules/payments/types.js";
@@ -334,6 +334,47 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     ]);
     const list = await svc.http("GET", `/v1/payments?orderId=${encodeURIComponent((await row(id)).order_id)}`, { apiKey: shop.apiKey });
     expect(list.body.data[0].bridge.status).toBe("cancelled");
+  });
+
+  it("a reverted cancel is sent again; after 3 reverts the order is failed and the payment no longer held", async () => {
+    const configured = {
+      ...svc.deps,
+      chains: svc.deps.chains.map((c) => (c.chainId === DST ? { ...c, bridgeDestination: fake.cancelTo as Address } : c)),
+    };
+    await runBridgeOrders(configured); // earlier tests' due cancels out of the way
+    const id = await newPayment();
+    const { orderId } = await placeOrder(id);
+    svc.clock.advance(AUTO_CANCEL_MS);
+    const hashes: string[] = [];
+    for (let i = 1; i <= MAX_CANCEL_REVERTS; i++) {
+      expect((await runBridgeOrders(configured)).cancelsSent, `cancel ${i}`).toBe(1);
+      const o = await order(orderId);
+      expect(o).toMatchObject({ status: "cancel_sent", cancel_tx_status: "sent" });
+      hashes.push(o.cancel_tx_hash);
+      // The receipt says reverted (what chains/tx-sender.ts reconcile reports for a mined transaction with status 0).
+      const receipt = await h().pub.waitForTransactionReceipt({ hash: o.cancel_tx_hash, pollingInterval: 100 });
+      await applyCancelOutcome(svc.deps, o, { status: "reverted", receipt: { ...receipt, status: "reverted" } });
+      await applyCancelOutcome(svc.deps, o, { status: "reverted", receipt: { ...receipt, status: "reverted" } }); // repeated: no-op
+      const after = await order(orderId);
+      expect(after).toMatchObject({
+        status: i < MAX_CANCEL_REVERTS ? "created" : "failed",
+        cancel_tx_status: "reverted",
+        error: `cancel transaction reverted (${o.cancel_tx_hash})`,
+      });
+      // Back in `created` it still holds the payment (it may yet be filled); `failed` does not.
+      expect(await bridgeOrderInFlight(svc.deps.db.pool, id)).toBe(i < MAX_CANCEL_REVERTS);
+    }
+    expect(new Set(hashes).size).toBe(MAX_CANCEL_REVERTS);
+    expect((await runBridgeOrders(configured)).cancelsSent).toBe(0);
+    expect((await events(orderId)).map((e) => `${e.from_status}->${e.to_status}: ${e.reason}`)).toEqual([
+      "quoted->created: payer's order Created",
+      "created->cancel_sent: not filled within 5 minutes: cancelled by the order authority",
+      "cancel_sent->created: cancel transaction reverted (1 of 3)",
+      "created->cancel_sent: not filled within 5 minutes: cancelled by the order authority",
+      "cancel_sent->created: cancel transaction reverted (2 of 3)",
+      "created->cancel_sent: not filled within 5 minutes: cancelled by the order authority",
+      "cancel_sent->failed: cancel transaction reverted 3 times: left to the operator",
+    ]);
   });
 
   it("an order filled in time is followed to claimed_unlock and never cancelled", async () => {
