@@ -797,7 +797,7 @@ export const bridgeOrders = pgTable(
     createTxHash: text("create_tx_hash"),
     /** When the order was known created on the source: the auto-cancel counts 5 minutes from here. */
     reportedAt: ts("reported_at"),
-    /** Last time an unreported quote was looked up at the provider (modules/bridge/poll.ts adoptQuotes). */
+    /** Last time the provider was asked about this order: its status, or an unreported quote (modules/bridge/poll.ts). */
     checkedAt: ts("checked_at"),
     cancelTxHash: text("cancel_tx_hash"),
     cancelRawTx: text("cancel_raw_tx"),

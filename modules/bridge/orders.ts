@@ -279,10 +279,8 @@ export function targetStatus(o: Pick<BridgeOrderRow, "status" | "cancel_tx_statu
       case "None":
         return null;
       case "Created":
-        if (o.status === "quoted") return "created";
-        // Our cancel reverted and nobody filled the order: an operator must look (the payer's funds are in escrow).
-        if (o.status === "cancel_sent" && o.cancel_tx_status === "reverted") return "failed";
-        return null;
+        // A reverted cancel is handled where its receipt is read (poll.ts applyCancelOutcome).
+        return o.status === "quoted" ? "created" : null;
       case "Fulfilled":
       case "SentUnlock":
         return "fulfilled";

@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { getAddress, type Hex } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
@@ -19,6 +20,8 @@ const ADOPT_WINDOW_MS = 60 * 60 * 1000;
 /** ...once this old (the page usually reports first), at most once a minute each. */
 const ADOPT_AFTER_MS = 30_000;
 const ADOPT_EVERY_MS = 60_000;
+/** A refused, failed or reverted cancel is tried again this long after (each attempt asks the provider for cancel-tx). */
+export const CANCEL_RETRY_MS = 60_000;
 /** Orders handled per step and pass: a bounded pass, whatever the backlog (the next pass takes the rest). */
 const BATCH = 100;
 /**
@@ -106,18 +109,22 @@ async function adoptQuotes(deps: AppDeps, bridge: BridgeProvider, budget: Budget
 
 async function pollLive(deps: AppDeps, bridge: BridgeProvider, budget: Budget): Promise<number> {
   const now = new Date(deps.now());
-  // Least recently asked first, so a backlog larger than the budget is served in turn.
+  // One request of a pass is kept for adoption (when the pass has two), so unreported orders are never starved.
+  const limit = Math.min(BATCH, budget.left > 1 ? budget.left - 1 : budget.left);
+  // Least recently asked first, so a backlog larger than the budget is served in turn; claimed by stamping
+  // checked_at (SKIP LOCKED), so replicas do not ask the provider about the same orders.
   const { rows } = await deps.db.pool.query<BridgeOrderRow>(
-    `SELECT * FROM bridge_orders
-      WHERE status = ANY($1::text[]) AND (checked_at IS NULL OR checked_at <= $2::timestamptz - ${POLL_BACKOFF_SQL})
-      ORDER BY checked_at NULLS FIRST, reported_at LIMIT $3`,
-    [LIVE, now, Math.min(BATCH, budget.left)],
+    `UPDATE bridge_orders SET checked_at = $2 WHERE id IN (
+       SELECT id FROM bridge_orders
+        WHERE status = ANY($1::text[]) AND (checked_at IS NULL OR checked_at <= $2::timestamptz - ${POLL_BACKOFF_SQL})
+        ORDER BY checked_at NULLS FIRST, reported_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+     RETURNING *`,
+    [LIVE, now, limit],
   );
   let moved = 0;
   for (const o of rows) {
     budget.left--;
     const s = await statusOf(bridge, o.id);
-    await deps.db.pool.query(`UPDATE bridge_orders SET checked_at = $2 WHERE id = $1`, [o.id, now]);
     if (s && (await applyProviderStatus(deps, o, s))) moved++;
   }
   return moved;
@@ -132,8 +139,10 @@ function senderFor(deps: AppDeps, chainId: number, account: PrivateKeyAccount) {
 async function autoCancel(deps: AppDeps, bridge: BridgeProvider, authority: PrivateKeyAccount): Promise<number> {
   const now = deps.now();
   const { rows } = await deps.db.pool.query<BridgeOrderRow>(
-    `SELECT * FROM bridge_orders WHERE status = 'created' AND reported_at <= $1 ORDER BY reported_at LIMIT ${BATCH}`,
-    [new Date(now - AUTO_CANCEL_MS)],
+    // An order whose last cancel attempt went wrong (error noted) is tried again a minute later, not every pass.
+    `SELECT * FROM bridge_orders WHERE status = 'created' AND reported_at <= $1 AND (error IS NULL OR updated_at <= $2)
+      ORDER BY reported_at LIMIT ${BATCH}`,
+    [new Date(now - AUTO_CANCEL_MS), new Date(now - CANCEL_RETRY_MS)],
   );
   let sent = 0;
   for (const o of rows) {
@@ -240,6 +249,16 @@ async function reconcileCancels(deps: AppDeps, authority: PrivateKeyAccount) {
   }
 }
 
+/** Whether the order (locked here) is still waiting on this very cancel transaction, not a later one. */
+async function stillCancelling(c: pg.PoolClient, o: BridgeOrderRow): Promise<boolean> {
+  const { rows } = await c.query<{ ok: boolean }>(
+    `SELECT status = 'cancel_sent' AND cancel_tx_hash = $2 AND cancel_tx_status IN ('signed', 'sent') AS ok
+       FROM bridge_orders WHERE id = $1 FOR UPDATE`,
+    [o.id, o.cancel_tx_hash],
+  );
+  return rows[0]?.ok === true;
+}
+
 /** Cancel transactions of one order that may revert before the order is left to the operator (`failed`). */
 export const MAX_CANCEL_REVERTS = 3;
 const REVERTED = "cancel transaction reverted";
@@ -248,13 +267,17 @@ const REVERTED = "cancel transaction reverted";
  * What a cancel transaction's fate does to its order: mined -> recorded (the poll then sees SentOrderCancel and
  * ClaimedOrderCancel); dropped -> back to `created`, cancelled again next pass; reverted -> back to `created` too
  * (a fill that won the race shows at the next poll, and the provider then refuses cancel-tx), up to
- * MAX_CANCEL_REVERTS reverts, after which the order is `failed`, logged as an error for the operator.
+ * MAX_CANCEL_REVERTS reverts, after which the order is `failed`, logged as an error for the operator: never
+ * cancelled again by the service, still followed and still holding its payment (it may yet be filled). An outcome
+ * of a cancel the order no longer waits on (applied already, or superseded) changes nothing.
  * @example await applyCancelOutcome(deps, order, { status: "reverted", receipt });
  */
 export async function applyCancelOutcome(deps: AppDeps, o: BridgeOrderRow, outcome: TxOutcome) {
   const now = deps.now();
   if (outcome.status === "reverted") {
     await withTransaction(deps.db, async (c) => {
+      // Locked first: another replica may have applied this outcome already and sent the next cancel.
+      if (!(await stillCancelling(c, o))) return;
       const { rows } = await c.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM bridge_order_events WHERE order_id = $1 AND reason LIKE '${REVERTED}%'`,
         [o.id],
@@ -274,15 +297,16 @@ export async function applyCancelOutcome(deps: AppDeps, o: BridgeOrderRow, outco
   }
   if (outcome.status === "dropped") {
     // Never mined and never will be: the order is back to `created`, and the next pass cancels it again.
-    await withTransaction(deps.db, (c) =>
-      transitionOrder(c, o.id, {
+    await withTransaction(deps.db, async (c) => {
+      if (!(await stillCancelling(c, o))) return;
+      await transitionOrder(c, o.id, {
         from: ["cancel_sent"],
         to: "created",
         reason: "cancel transaction dropped",
         set: { cancel_tx_status: "dropped" },
         now,
-      }),
-    );
+      });
+    });
     return;
   }
   await deps.db.pool.query(

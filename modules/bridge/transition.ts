@@ -17,19 +17,21 @@ export const ORDER_TRANSITIONS: Record<BridgeOrderStatus, readonly BridgeOrderSt
   cancel_sent: ["cancelled", "fulfilled", "claimed_unlock", "created", "failed"],
   claimed_unlock: [],
   cancelled: [],
-  failed: [],
+  // Our cancels kept reverting: still fillable (or cancellable by the operator) at the provider, so still followed.
+  failed: ["fulfilled", "claimed_unlock", "cancel_sent", "cancelled"],
 };
 
 /**
  * Orders that hold the payment open: the payer's funds are on their way to the recipient (or may still be): created,
- * fulfilled, and cancel_sent while our cancel transaction is not mined yet (a fill may still win that race). Once the
- * cancel is mined the order can no longer be filled and the lock is released (spec: "auto-cancelled, cancel lock
+ * fulfilled, failed (our cancels kept reverting: it may still be filled), and cancel_sent while our cancel
+ * transaction is not mined yet (a fill may still win that race). Once the cancel is mined the order can no longer
+ * be filled and the lock is released (spec: "auto-cancelled, cancel lock
  * released"). An SQL condition on `bridge_orders` (qualified, for correlated subqueries).
  */
-export const IN_FLIGHT_SQL = `(bridge_orders.status IN ('created', 'fulfilled')
+export const IN_FLIGHT_SQL = `(bridge_orders.status IN ('created', 'fulfilled', 'failed')
   OR (bridge_orders.status = 'cancel_sent' AND bridge_orders.cancel_tx_status IN ('signed', 'sent')))`;
 /** Orders the processor follows at the provider. */
-export const LIVE: readonly BridgeOrderStatus[] = ["created", "fulfilled", "cancel_sent"];
+export const LIVE: readonly BridgeOrderStatus[] = ["created", "fulfilled", "cancel_sent", "failed"];
 
 /** A `bridge_orders` row as pg returns it (numeric columns as strings). */
 export type BridgeOrderRow = {

@@ -3,7 +3,7 @@ import { parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
 import { CANCEL_SELECTORS } from "../../modules/bridge/cancel-check.js";
-import { AUTO_CANCEL_MS, runBridgeOrders } from "../../modules/bridge/poll.js";
+import { AUTO_CANCEL_MS, CANCEL_RETRY_MS, runBridgeOrders } from "../../modules/bridge/poll.js";
 import type { PaymentRow } from "../../modules/payments/types.js";
 import { detector } from "../../processors/detector.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
@@ -96,6 +96,7 @@ describe("the auto-cancel signs only our bridge contract's cancel (test clock)",
     const nonce = () => h().pub.getTransactionCount({ address: authority, blockTag: "pending" });
     const before = await nonce();
     const refused = async (deps: AppDeps, error: string) => {
+      svc.clock.advance(CANCEL_RETRY_MS); // an attempt that went wrong is made again a minute later
       expect(await runBridgeOrders(deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
       expect(await order(orderId)).toMatchObject({ status: "created", cancel_tx_hash: null, error });
     };
@@ -116,6 +117,9 @@ describe("the auto-cancel signs only our bridge contract's cancel (test clock)",
     // Our BridgeDestination's selector and DLN's are the two accepted.
     expect(CANCEL_SELECTORS).toEqual(["0x1621f5c1", "0xd38d9626"]);
     cancelAnswer(orderId, { value: "50000000000000000", to: fake.cancelTo.toUpperCase().replace("0X", "0x") });
+    svc.clock.advance(CANCEL_RETRY_MS - 1);
+    expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 }); // not yet a minute
+    svc.clock.advance(1);
     expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
     const o = await order(orderId);
     expect(o).toMatchObject({ status: "cancel_sent", error: null });
@@ -136,7 +140,8 @@ describe("the auto-cancel signs only our bridge contract's cancel (test clock)",
     expect(failed).toMatchObject({ status: "created", cancel_tx_hash: null });
     expect(failed.error).toMatch(/^cancel failed: /);
     expect(await order(second.orderId)).toMatchObject({ status: "cancel_sent", error: null });
-    // The next pass tries the first again (the provider's answer is right this time).
+    // A minute later it is tried again (the provider's answer is right this time).
+    svc.clock.advance(CANCEL_RETRY_MS);
     expect(await runBridgeOrders(deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
     expect(await order(first.orderId)).toMatchObject({ status: "cancel_sent", error: null });
   });

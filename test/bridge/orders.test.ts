@@ -7,7 +7,14 @@ import { Payment } from "../../api/openapi/schemas-payments.js";
 import { DomainError } from "../../core/errors.js";
 import { bridgeOrderInFlight } from "../../modules/bridge/guard.js";
 import { EXPIRY_EXTENSION_MS, startBridgePayment } from "../../modules/bridge/orders.js";
-import { applyCancelOutcome, AUTO_CANCEL_MS, MAX_CANCEL_REVERTS, runBridgeOrders, statusBudget } from "../../modules/bridge/poll.js";
+import {
+  applyCancelOutcome,
+  AUTO_CANCEL_MS,
+  CANCEL_RETRY_MS,
+  MAX_CANCEL_REVERTS,
+  runBridgeOrders,
+  statusBudget,
+} from "../../modules/bridge/poll.js";
 import { expirePayments } from "../../modules/payments/expire.js";
 import { paymentWebhookPayload } from "../../modules/payments/serialize.js";
 import type { PaymentRow } from "../../modules/payments/types.js";
@@ -290,6 +297,7 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
       ...svc.deps,
       chains: svc.deps.chains.map((c) => (c.chainId === DST ? { ...c, bridgeDestination: fake.cancelTo as Address } : c)),
     };
+    svc.clock.advance(CANCEL_RETRY_MS);
     await runBridgeOrders(configured); // earlier tests' orders still created (refused so far) are cancelled first
     const id = await newPayment();
     const { orderId, payer } = await placeOrder(id);
@@ -305,6 +313,7 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
       cancel_tx_hash: null,
       error: `cancel-tx to ${fake.cancelTo}, not the bridge destination ${real}: refused`,
     });
+    svc.clock.advance(CANCEL_RETRY_MS); // a refused attempt is made again a minute later
     expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
     const o = await order(orderId);
     expect(o).toMatchObject({ status: "cancel_sent", cancel_tx_status: "sent" });
@@ -336,36 +345,57 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     expect(list.body.data[0].bridge.status).toBe("cancelled");
   });
 
-  it("a reverted cancel is sent again; after 3 reverts the order is failed and the payment no longer held", async () => {
+  it("a reverted cancel is sent again a minute later; after 3 reverts the order is failed, still held and followed", async () => {
     const configured = {
       ...svc.deps,
       chains: svc.deps.chains.map((c) => (c.chainId === DST ? { ...c, bridgeDestination: fake.cancelTo as Address } : c)),
     };
+    svc.clock.advance(CANCEL_RETRY_MS);
     await runBridgeOrders(configured); // earlier tests' due cancels out of the way
     const id = await newPayment();
     const { orderId } = await placeOrder(id);
     svc.clock.advance(AUTO_CANCEL_MS);
     const hashes: string[] = [];
+    const reverted = async (o: Awaited<ReturnType<typeof order>>) => {
+      // The receipt says reverted (what chains/tx-sender.ts reconcile reports for a mined transaction with status 0).
+      const receipt = await h().pub.waitForTransactionReceipt({ hash: o.cancel_tx_hash, pollingInterval: 100 });
+      await applyCancelOutcome(svc.deps, o, { status: "reverted", receipt: { ...receipt, status: "reverted" } });
+    };
+    let previous: Awaited<ReturnType<typeof order>> | undefined;
     for (let i = 1; i <= MAX_CANCEL_REVERTS; i++) {
+      if (i > 1) {
+        expect((await runBridgeOrders(configured)).cancelsSent, `not before a minute: cancel ${i}`).toBe(0);
+        svc.clock.advance(CANCEL_RETRY_MS);
+      }
       expect((await runBridgeOrders(configured)).cancelsSent, `cancel ${i}`).toBe(1);
       const o = await order(orderId);
       expect(o).toMatchObject({ status: "cancel_sent", cancel_tx_status: "sent" });
       hashes.push(o.cancel_tx_hash);
-      // The receipt says reverted (what chains/tx-sender.ts reconcile reports for a mined transaction with status 0).
-      const receipt = await h().pub.waitForTransactionReceipt({ hash: o.cancel_tx_hash, pollingInterval: 100 });
-      await applyCancelOutcome(svc.deps, o, { status: "reverted", receipt: { ...receipt, status: "reverted" } });
-      await applyCancelOutcome(svc.deps, o, { status: "reverted", receipt: { ...receipt, status: "reverted" } }); // repeated: no-op
+      if (previous) {
+        // A replica late with the previous cancel's outcome: the order waits on this one now, nothing changes.
+        await reverted(previous);
+        expect(await order(orderId)).toMatchObject({ status: "cancel_sent", cancel_tx_hash: o.cancel_tx_hash, cancel_tx_status: "sent" });
+      }
+      await reverted(o);
+      await reverted(o); // repeated: no-op
+      previous = o;
       const after = await order(orderId);
       expect(after).toMatchObject({
         status: i < MAX_CANCEL_REVERTS ? "created" : "failed",
         cancel_tx_status: "reverted",
         error: `cancel transaction reverted (${o.cancel_tx_hash})`,
       });
-      // Back in `created` it still holds the payment (it may yet be filled); `failed` does not.
-      expect(await bridgeOrderInFlight(svc.deps.db.pool, id)).toBe(i < MAX_CANCEL_REVERTS);
+      // Back in `created`, or `failed`, it still holds the payment: the provider may yet fill it.
+      expect(await bridgeOrderInFlight(svc.deps.db.pool, id)).toBe(true);
     }
     expect(new Set(hashes).size).toBe(MAX_CANCEL_REVERTS);
-    expect((await runBridgeOrders(configured)).cancelsSent).toBe(0);
+    svc.clock.advance(CANCEL_RETRY_MS);
+    expect((await runBridgeOrders(configured)).cancelsSent).toBe(0); // failed: never cancelled again by the service
+    // Still followed: the provider's fill moves it on, and the fill releases nothing the payment needs.
+    fake.setStatus(orderId, "Fulfilled");
+    svc.clock.advance(10 * 60_000);
+    await runBridgeOrders(configured);
+    expect((await order(orderId)).status).toBe("fulfilled");
     expect((await events(orderId)).map((e) => `${e.from_status}->${e.to_status}: ${e.reason}`)).toEqual([
       "quoted->created: payer's order Created",
       "created->cancel_sent: not filled within 5 minutes: cancelled by the order authority",
@@ -374,6 +404,7 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
       "cancel_sent->created: cancel transaction reverted (2 of 3)",
       "created->cancel_sent: not filled within 5 minutes: cancelled by the order authority",
       "cancel_sent->failed: cancel transaction reverted 3 times: left to the operator",
+      "failed->fulfilled: provider: Fulfilled",
     ]);
   });
 
@@ -443,6 +474,7 @@ describe("polling within the provider's request budget (test clock)", () => {
     expect(statusBudget({ BRIDGE_STATUS_REQUESTS_PER_MINUTE: 30, BRIDGE_POLL_INTERVAL_MS: 500 })).toBe(1); // never 0
     expect(statusBudget({ BRIDGE_STATUS_REQUESTS_PER_MINUTE: 300, BRIDGE_POLL_INTERVAL_MS: 5_000 })).toBe(25);
     const a = (await placeOrder(await newPayment())).orderId;
+    svc.clock.advance(1); // b placed after a: the tie-break on equal checked_at
     const b = (await placeOrder(await newPayment())).orderId;
     await runBridgeOrders(svc.deps); // both asked once, at this instant
     // Earlier tests' live orders out of the way (asked "tomorrow"), so the turns below are a's and b's alone.
@@ -460,7 +492,7 @@ describe("polling within the provider's request budget (test clock)", () => {
       if (asked(a) > na) served.push("a");
       if (asked(b) > nb) served.push("b");
     }
-    // One order a pass, in turn: a (asked first, placed first), then b, then a again.
+    // One order a pass, in turn: a (placed first), then b (asked longest ago), then a again.
     expect(served).toEqual(["a", "b", "a", "b"]);
   });
 });
