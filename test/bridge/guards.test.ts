@@ -1,14 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
 import { CANCEL_SELECTORS } from "../../modules/bridge/cancel-check.js";
 import { AUTO_CANCEL_MS, CANCEL_RETRY_MS, runBridgeOrders } from "../../modules/bridge/poll.js";
-import type { PaymentRow } from "../../modules/payments/types.js";
 import { detector } from "../../processors/detector.js";
-import { chainHelpers, waitFor } from "../helpers/chain.js";
-import { startTestService, type TestService } from "../helpers/service.js";
-import { startDlnFake, type DlnFake } from "./dln-fake.js";
+import { waitFor } from "../helpers/chain.js";
+import type { TestService } from "../helpers/service.js";
+import type { DlnFake } from "./dln-fake.js";
+import { bridgeScene, DST } from "./scene.js";
 
 // What the service refuses around cross-chain orders (review of issue 14): the provider's cancel transaction is
 // signed only when it is a sendEvmOrderCancel to the destination chain's configured bridge contract within the
@@ -16,59 +16,12 @@ import { startDlnFake, type DlnFake } from "./dln-fake.js";
 // repeated report never re-applies `Created`; an order id of another payment is refused.
 
 vi.setConfig({ testTimeout: 120_000 });
-const DST = 777177;
-
+const scene = bridgeScene("Bridge guards shop");
+const { h, usdc137, newPayment, row, order, quote, report, placeOrder, withDestination } = scene;
 let fake: DlnFake;
 let svc: TestService;
 let shop: { id: string; apiKey: string };
-const h = () => chainHelpers(svc.deps.chains.find((c) => c.chainId === DST)!);
-const usdc137 = () => svc.deps.chains.find((c) => c.chainId === 137)!.tokens.find((t) => t.symbol === "USDC")!.address;
-
-beforeAll(async () => {
-  fake = await startDlnFake();
-  svc = await startTestService({ processors: false, env: { BRIDGE_API_URL: fake.url, BRIDGE_STATUS_REQUESTS_PER_MINUTE: "60000" } });
-  shop = await svc.newMerchant({ name: "Bridge guards shop" });
-});
-afterAll(async () => {
-  await svc?.stop();
-  await fake?.close();
-});
-
-/** The service's deps with the destination chain's bridge contract set as an operator would (BRIDGE_DESTINATION_ADDRESS_777177). */
-function withDestination(destination: string | undefined, config: Partial<AppDeps["config"]> = {}): AppDeps {
-  const chains = svc.deps.chains.map((c) => (c.chainId === DST ? { ...c, bridgeDestination: destination as Address | undefined } : c));
-  return { ...svc.deps, chains, config: { ...svc.deps.config, ...config } };
-}
-
-async function newPayment(amount = "10"): Promise<string> {
-  const body = {
-    merchant: privateKeyToAccount(generatePrivateKey()).address,
-    chainId: String(DST),
-    token: h().token("USDT").address,
-    amount,
-    orderId: `G-${Math.random()}`,
-  };
-  const r = await svc.http("POST", "/payments", { apiKey: shop.apiKey, body });
-  expect(r.status).toBe(200);
-  return (r.body.url as string).split("/pay/")[1]!;
-}
-const row = async (id: string) => (await svc.deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [id])).rows[0]!;
-const order = async (id: string) => (await svc.deps.db.pool.query(`SELECT * FROM bridge_orders WHERE id = $1`, [id])).rows[0];
-const quote = (paymentId: string, q: string) => svc.http("GET", `/payments/${paymentId}/bridge/quote?${q}`);
-const report = (paymentId: string, txHash: string) => svc.http("POST", `/payments/${paymentId}/bridge/orders`, { body: { txHash } });
-const randomHash = () => `0x${Buffer.from(generatePrivateKey().slice(2), "hex").toString("hex")}`;
-
-async function placeOrder(paymentId: string) {
-  const payer = privateKeyToAccount(generatePrivateKey()).address;
-  const q = await quote(paymentId, `srcChainId=137&srcToken=${usdc137()}&payer=${payer}`);
-  expect(q.status).toBe(200);
-  const orderId = q.body.orderId as string;
-  const txHash = randomHash();
-  fake.txOrders.set(txHash, [orderId]);
-  fake.setStatus(orderId, "Created");
-  expect((await report(paymentId, txHash)).status).toBe(200);
-  return { orderId, txHash };
-}
+beforeAll(() => void ({ fake, svc, shop } = scene.get()));
 
 /** The fake's cancel-tx answer for an order, with some fields replaced (served once). */
 function cancelAnswer(orderId: string, change: Record<string, string>) {
@@ -149,7 +102,7 @@ describe("the auto-cancel signs only our bridge contract's cancel (test clock)",
 
 describe("withdraw is locked while an order is in flight", () => {
   it("POST /v1/payments/{id}/withdraw answers 409 while the order is created; the payment stays as it was", async () => {
-    const id = await newPayment("10");
+    const id = await newPayment({ amount: "10" });
     await h().pay("USDT", (await row(id)).recipient_address as Address, parseUnits("4", 6));
     const detect = detector();
     await waitFor(async () => (await detect.run(svc.deps), (await row(id)).received_units === "4000000"), { what: "partial payment" });
@@ -197,8 +150,8 @@ describe("reports and quotes touch only what is theirs", () => {
   });
 
   it("a quote whose order id already belongs to another payment is refused with 409", async () => {
-    const a = await newPayment("7");
-    const b = await newPayment("7");
+    const a = await newPayment({ amount: "7" });
+    const b = await newPayment({ amount: "7" });
     const payer = privateKeyToAccount(generatePrivateKey()).address;
     const qa = await quote(a, `srcChainId=137&srcToken=${usdc137()}&payer=${payer}`);
     expect(qa.status).toBe(200);

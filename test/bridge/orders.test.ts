@@ -21,7 +21,8 @@ import type { PaymentRow } from "../../modules/payments/types.js";
 import { detector } from "../../processors/detector.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
-import { startDlnFake, type DlnFake } from "./dln-fake.js";
+import type { DlnFake } from "./dln-fake.js";
+import { bridgeScene, DST } from "./scene.js";
 
 // The payment side of cross-chain payments (modules/bridge/orders.ts, poll.ts) on the real stack (Postgres, Anvil
 // 777177 as the destination, the service's API and tx-sender), with a scripted DLN server as the provider: quotes
@@ -29,64 +30,16 @@ import { startDlnFake, type DlnFake } from "./dln-fake.js";
 // holding payments with an order in flight, and the 5-minute auto-cancel sent on chain by the order authority.
 
 vi.setConfig({ testTimeout: 120_000 });
-const DST = 777177;
-
+const scene = bridgeScene("Bridge shop");
+const { h, usdc137, usdt, newPayment, row, order, events, quote, report, randomHash, placeOrder, withDestination } = scene;
 let fake: DlnFake;
 let svc: TestService;
 let shop: { id: string; apiKey: string };
 let authority: Address;
-const merchant = privateKeyToAccount(generatePrivateKey()).address;
-const h = () => chainHelpers(svc.deps.chains.find((c) => c.chainId === DST)!);
-const usdc137 = () => svc.deps.chains.find((c) => c.chainId === 137)!.tokens.find((t) => t.symbol === "USDC")!.address;
-const usdt = () => h().token("USDT").address;
-
-beforeAll(async () => {
-  fake = await startDlnFake();
-  // No request budget in the way of these passes (its own test below).
-  svc = await startTestService({ processors: false, env: { BRIDGE_API_URL: fake.url, BRIDGE_STATUS_REQUESTS_PER_MINUTE: "60000" } });
-  shop = await svc.newMerchant({ name: "Bridge shop" });
+beforeAll(() => {
+  ({ fake, svc, shop } = scene.get());
   authority = privateKeyToAccount(svc.deps.config.SETTLER_PRIVATE_KEY as Hex).address;
 });
-afterAll(async () => {
-  await svc?.stop();
-  await fake?.close();
-});
-
-async function newPayment(opts: { amount?: string; expiresInMs?: number } = {}): Promise<string> {
-  const body: Record<string, unknown> = {
-    merchant,
-    chainId: String(DST),
-    token: usdt(),
-    amount: opts.amount ?? "10",
-    orderId: `B-${Math.random()}`,
-  };
-  if (opts.expiresInMs) body.expiresAt = svc.clock.now() + opts.expiresInMs;
-  const r = await svc.http("POST", "/payments", { apiKey: shop.apiKey, body });
-  expect(r.status).toBe(200);
-  return (r.body.url as string).split("/pay/")[1]!;
-}
-const row = async (id: string) => (await svc.deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [id])).rows[0]!;
-const order = async (id: string) => (await svc.deps.db.pool.query(`SELECT * FROM bridge_orders WHERE id = $1`, [id])).rows[0];
-const events = async (id: string) =>
-  (await svc.deps.db.pool.query(`SELECT from_status, to_status, reason FROM bridge_order_events WHERE order_id = $1 ORDER BY id`, [id]))
-    .rows;
-const quote = (paymentId: string, q: string) => svc.http("GET", `/payments/${paymentId}/bridge/quote?${q}`);
-const report = (paymentId: string, txHash: string) => svc.http("POST", `/payments/${paymentId}/bridge/orders`, { body: { txHash } });
-const randomHash = () => `0x${Buffer.from(generatePrivateKey().slice(2), "hex").toString("hex")}`;
-
-/** A quote with the payer's address, and the payer's transaction reported: the order is `created`. */
-async function placeOrder(paymentId: string) {
-  const payer = privateKeyToAccount(generatePrivateKey()).address;
-  const q = await quote(paymentId, `srcChainId=137&srcToken=${usdc137()}&payer=${payer}`);
-  expect(q.status).toBe(200);
-  const orderId = q.body.orderId as string;
-  const txHash = randomHash();
-  fake.txOrders.set(txHash, [orderId]);
-  fake.setStatus(orderId, "Created");
-  const r = await report(paymentId, txHash);
-  expect(r.status).toBe(200);
-  return { orderId, payer, txHash, report: r.body };
-}
 
 async function errorOf(p: Promise<unknown>): Promise<DomainError> {
   const e = await p.then(
@@ -293,10 +246,7 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
   it("an order still Created 5 minutes after it was placed is cancelled on the destination chain by the authority, then refunded", async () => {
     // The scripted provider's cancel goes to its own address: refused unless that is 777177's configured bridge
     // destination contract (test/bridge/guards.test.ts has the other refusals; the stand-in's real cancel: end to end).
-    const configured = {
-      ...svc.deps,
-      chains: svc.deps.chains.map((c) => (c.chainId === DST ? { ...c, bridgeDestination: fake.cancelTo as Address } : c)),
-    };
+    const configured = withDestination(fake.cancelTo);
     svc.clock.advance(CANCEL_RETRY_MS);
     await runBridgeOrders(configured); // earlier tests' orders still created (refused so far) are cancelled first
     const id = await newPayment();
@@ -346,10 +296,7 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
   });
 
   it("a reverted cancel is sent again a minute later; after 3 reverts the order is failed, still held and followed", async () => {
-    const configured = {
-      ...svc.deps,
-      chains: svc.deps.chains.map((c) => (c.chainId === DST ? { ...c, bridgeDestination: fake.cancelTo as Address } : c)),
-    };
+    const configured = withDestination(fake.cancelTo);
     svc.clock.advance(CANCEL_RETRY_MS);
     await runBridgeOrders(configured); // earlier tests' due cancels out of the way
     const id = await newPayment();
