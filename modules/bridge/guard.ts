@@ -5,8 +5,8 @@ import { IN_FLIGHT_SQL } from "./transition.js";
 export const ORDER_IN_FLIGHT = "Payment has a cross-chain order being filled";
 
 /**
- * Whether a payment has a cross-chain order in flight (created, fulfilled on the destination, or a cancel not yet mined): the payer's funds
- * are on their way to the recipient, so the payment must stay open (spec: "cancel is locked while the swap is being
+ * Whether a payment has a cross-chain order in flight (transition.ts IN_FLIGHT_SQL): the payer's funds are on their
+ * way to the recipient, or may still be, so the payment must stay open (spec: "cancel is locked while the swap is being
  * filled"). Call it with the payment row locked, as the code that creates orders locks it (orders.ts).
  * @example if (await bridgeOrderInFlight(client, paymentId)) return null; // the expiry job skips it
  */

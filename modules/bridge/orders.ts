@@ -271,9 +271,9 @@ export async function paymentOrders(
 
 /**
  * Our status for the provider's, from where the order stands; null: no move.
- * @example targetStatus({ status: "created", cancel_tx_status: null }, "SentUnlock") // "fulfilled"
+ * @example targetStatus({ status: "created" }, "SentUnlock") // "fulfilled"
  */
-export function targetStatus(o: Pick<BridgeOrderRow, "status" | "cancel_tx_status">, s: ProviderOrderStatus): BridgeOrderStatus | null {
+export function targetStatus(o: Pick<BridgeOrderRow, "status">, s: ProviderOrderStatus): BridgeOrderStatus | null {
   const to = ((): BridgeOrderStatus | null => {
     switch (s) {
       case "None":

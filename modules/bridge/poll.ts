@@ -65,7 +65,7 @@ export async function runBridgeOrders(deps: AppDeps): Promise<BridgePassStats> {
   if (!bridge) return stats;
   const authority = bridgeAuthority(deps.config);
   const budget = { left: statusBudget(deps.config) };
-  // Live orders first: they hold payments; unreported quotes get what is left.
+  // Live orders first (they hold payments), one request of the pass kept for unreported quotes (pollLive).
   if (authority) await reconcileCancels(deps, authority);
   stats.moved = await pollLive(deps, bridge, budget);
   stats.adopted = await adoptQuotes(deps, bridge, budget);

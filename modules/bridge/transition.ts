@@ -25,8 +25,8 @@ export const ORDER_TRANSITIONS: Record<BridgeOrderStatus, readonly BridgeOrderSt
  * Orders that hold the payment open: the payer's funds are on their way to the recipient (or may still be): created,
  * fulfilled, failed (our cancels kept reverting: it may still be filled), and cancel_sent while our cancel
  * transaction is not mined yet (a fill may still win that race). Once the cancel is mined the order can no longer
- * be filled and the lock is released (spec: "auto-cancelled, cancel lock
- * released"). An SQL condition on `bridge_orders` (qualified, for correlated subqueries).
+ * be filled and the lock is released (spec: "auto-cancelled, cancel lock released"). An SQL condition on
+ * `bridge_orders` (qualified, for correlated subqueries).
  */
 export const IN_FLIGHT_SQL = `(bridge_orders.status IN ('created', 'fulfilled', 'failed')
   OR (bridge_orders.status = 'cancel_sent' AND bridge_orders.cancel_tx_status IN ('signed', 'sent')))`;
