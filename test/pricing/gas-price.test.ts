@@ -17,16 +17,18 @@ function countingClient(url: string) {
 }
 
 it("concurrent callers share one eth_gasPrice, reused only within the TTL", async () => {
+  // A TTL a loaded, lower-priority test worker cannot outrun between two calls (300 ms once did).
+  const TTL = 3_000;
   const { client, calls } = countingClient(rpcUrl);
-  const answers = await Promise.all(Array.from({ length: 20 }, () => cachedGasPrice(client, 300)));
+  const answers = await Promise.all(Array.from({ length: 20 }, () => cachedGasPrice(client, TTL)));
   expect(calls).toEqual(["eth_gasPrice"]);
   expect(new Set(answers).size).toBe(1);
   expect(answers[0]).toBeGreaterThan(0n);
 
-  await cachedGasPrice(client, 300);
+  await cachedGasPrice(client, TTL);
   expect(calls).toHaveLength(1);
-  await new Promise((r) => setTimeout(r, 350));
-  await cachedGasPrice(client, 300);
+  await new Promise((r) => setTimeout(r, TTL + 100));
+  await cachedGasPrice(client, TTL);
   expect(calls).toEqual(["eth_gasPrice", "eth_gasPrice"]);
 });
 
