@@ -214,6 +214,10 @@ export const payments = pgTable(
     index("payments_status_idx").on(t.status),
     index("payments_order_idx").on(t.merchantId, t.orderId),
     uniqueIndex("payments_recipient_idx").on(t.chainId, t.recipientAddress),
+    // The promotion's slot check of every creation (promo.ts): at most the merchant's 30 slots, not its whole history.
+    index("payments_promo_slots_idx")
+      .on(t.merchantId)
+      .where(sql`promo_applied AND status NOT IN ('expired', 'failed', 'cancelled', 'withdrawn')`),
     // The re-org check's candidates (detect.ts detectLostDeposits): unswept payments with counted deposits.
     index("payments_reorg_window_idx")
       .on(t.chainId, t.receivedBlockNumber)

@@ -5,12 +5,14 @@ import { authenticate, type Caller } from "../merchants/authenticate.js";
 /** Spec: the platform fee is waived on an account's first 30 completed transactions (not with the Member plan). */
 export const PROMO_FREE_TRANSACTIONS = 30;
 
+/** Promotion payments that hold a slot (completed or still open): the rows of payments_promo_slots_idx. */
+const SLOT_HOLDERS = `promo_applied AND status NOT IN ('expired', 'failed', 'cancelled', 'withdrawn')`;
+
 /** Completed promotion payments, and those still open that have reserved a free slot. */
 export async function promoCounts(db: Pick<pg.Pool, "query">, merchantId: string) {
   const { rows } = await db.query(
-    `SELECT count(*) FILTER (WHERE status = 'completed')::int AS used,
-            count(*) FILTER (WHERE status NOT IN ('completed', 'expired', 'failed', 'cancelled', 'withdrawn'))::int AS reserved
-       FROM payments WHERE merchant_id = $1 AND promo_applied`,
+    `SELECT count(*) FILTER (WHERE status = 'completed')::int AS used, count(*) FILTER (WHERE status <> 'completed')::int AS reserved
+       FROM payments WHERE merchant_id = $1 AND ${SLOT_HOLDERS}`,
     [merchantId],
   );
   return { used: rows[0].used as number, reserved: rows[0].reserved as number };
@@ -35,5 +37,4 @@ export const hasPromotion = (merchant: Merchant) => merchant.merchantType !== "m
  * after its completed and open promotion payments (promoCounts' `used + reserved`).
  */
 export const PROMO_SLOT_LEFT_SQL = (merchantParam: string) =>
-  `((SELECT count(*) FROM payments WHERE merchant_id = ${merchantParam} AND promo_applied
-      AND status NOT IN ('expired', 'failed', 'cancelled', 'withdrawn')) < ${PROMO_FREE_TRANSACTIONS})`;
+  `((SELECT count(*) FROM payments WHERE merchant_id = ${merchantParam} AND ${SLOT_HOLDERS}) < ${PROMO_FREE_TRANSACTIONS})`;
