@@ -5,6 +5,7 @@ import { logger, type Logger } from "../core/log.js";
 import type { AppEnv } from "./context.js";
 import { onError, STATUS } from "./errors.js";
 import { ipLimits } from "./middleware/ip-limits.js";
+import { agent } from "./routes/agent.js";
 import { clientIp, ipBucket, rateLimit, takeFor } from "./middleware/rate-limit.js";
 import { observe } from "./middleware/observe.js";
 import { apiDocs } from "./openapi/docs-page.js";
@@ -41,6 +42,7 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   api.route("/oracle", oracle);
   api.route("/graphql", graphqlRoute);
   api.route("/v1/webhooks", webhooks);
+  api.route("/v1/agent", agent);
   api.route("/auth", auth);
   // The Vault: configuration, tokens, webhooks and the public token list; users and deposits share the prefix.
   api.route("/vault/v1", vaultConfig);

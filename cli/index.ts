@@ -2,7 +2,10 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { createDb } from "../db/client.js";
 import { migrate } from "../db/migrate.js";
-import { createApiKey, createMerchant, listMerchants, type MerchantType } from "../modules/merchants/merchants.js";
+import { createApiKey, createMerchant, listMerchants, setMerchantType, type MerchantType } from "../modules/merchants/merchants.js";
+import { attachMerchant, createAgent, requireAgent, setAgentTerms } from "../modules/agents/agents.js";
+import { agentBalances, referredMerchants } from "../modules/agents/earnings.js";
+import { listWithdrawals } from "../modules/agents/withdrawals.js";
 import { listApiKeys, revokeApiKey, rollApiKey } from "../modules/merchants/api-key-admin.js";
 import { createTerminal, deleteTerminal, listTerminals } from "../modules/terminals/terminals.js";
 import { createCashier, deleteCashier, listCashiers } from "../modules/terminals/cashiers.js";
@@ -19,6 +22,11 @@ const USAGE = `Usage: npm run cli -- <command> [options]
 
   merchant create --name <name> [--email <e>] [--password <p>] [--type direct|member|partner] [--fee-bps <25-100>]
   merchant list
+  merchant fee --merchant <merchantId> --type direct|member|partner [--fee-bps <25-100>]   (direct 1%, member 0%, partner 0.25-1%)
+  agent create --merchant <merchantId> [--cap <markup cap bps>] [--share <platform fee share bps>]   (the account becomes an agent)
+  agent attach --merchant <merchantId> --agent <agentId> [--replace]   (the merchant is referred by the agent)
+  agent terms --agent <agentId> [--cap <bps>] [--share <bps>]
+  agent show --agent <agentId>   (terms, balances, referred merchants, withdrawals)
   apikey create --merchant <merchantId> [--name <label>]
   apikey list --merchant <merchantId>
   apikey revoke --merchant <merchantId> --key <apiKeyId>
@@ -66,6 +74,10 @@ async function main() {
       pin: { type: "string" },
       key: { type: "string" },
       overlap: { type: "string" },
+      agent: { type: "string" },
+      cap: { type: "string" },
+      share: { type: "string" },
+      replace: { type: "boolean" },
     },
   });
   const url = process.env.DATABASE_URL ?? readStackInfo()?.databaseUrl;
@@ -100,6 +112,35 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
       }).then(({ passwordHash, ...m }) => m);
     case "merchant list":
       return (await listMerchants(db)).map(({ passwordHash, ...m }) => m);
+    case "merchant fee":
+      return setMerchantType(db, need(s("merchant"), "merchant"), {
+        type: need(s("type"), "type") as MerchantType,
+        platformFeeBps: s("fee-bps") ? Number(s("fee-bps")) : undefined,
+      });
+    case "agent create": {
+      const config = loadConfig(process.env);
+      return createAgent(db, need(s("merchant"), "merchant"), {
+        markupCapBps: s("cap") ? Number(s("cap")) : config.AGENT_MARKUP_CAP_BPS,
+        platformShareBps: s("share") ? Number(s("share")) : config.AGENT_PLATFORM_SHARE_BPS,
+      });
+    }
+    case "agent attach":
+      await attachMerchant(db, need(s("merchant"), "merchant"), need(s("agent"), "agent"), { replace: v.replace === true });
+      return { merchantId: s("merchant"), agentId: s("agent") };
+    case "agent terms":
+      return setAgentTerms(db, need(s("agent"), "agent"), {
+        markupCapBps: s("cap") ? Number(s("cap")) : undefined,
+        platformShareBps: s("share") ? Number(s("share")) : undefined,
+      });
+    case "agent show": {
+      const agent = await requireAgent(db.pool, need(s("agent"), "agent"));
+      return {
+        ...agent,
+        balances: await agentBalances(db.pool, agent.agentId),
+        merchants: await referredMerchants(db.pool, agent.agentId),
+        withdrawals: await listWithdrawals({ db }, agent.agentId),
+      };
+    }
     case "apikey create": {
       const k = await createApiKey(db, need(s("merchant"), "merchant"), s("name"));
       return { id: k.id, merchantId: k.merchantId, name: k.name, apiKey: k.key, note: "shown once; store it now" };

@@ -61,6 +61,15 @@ const schema = z.object({
   FEE_RECIPIENT: z.string().optional(),
   /** Payout of Gas Tank deposit wallets (the service treasury). */
   TREASURY_ADDRESS: z.string().optional(),
+  /** Key that pays agents' withdrawals (docs/agents.md); default SETTLER_PRIVATE_KEY. The operator keeps it funded. */
+  AGENT_PAYOUT_PRIVATE_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || /^0x[0-9a-fA-F]{64}$/.test(v), "AGENT_PAYOUT_PRIVATE_KEY must be a 0x-prefixed 32-byte hex key"),
+  /** Highest markup an agent may set, in basis points, for agents the CLI creates without `--cap`. */
+  AGENT_MARKUP_CAP_BPS: z.coerce.number().int().min(0).max(10_000).default(100),
+  /** Share of a referred merchant's platform fee that accrues to its agent, in basis points (the hosted service pays 30%). */
+  AGENT_PLATFORM_SHARE_BPS: z.coerce.number().int().min(0).max(10_000).default(3_000),
   /** Blocks deep a Gas Tank deposit must be before it is credited. */
   GAS_TANK_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(3),
   /** Blocks deep a vault deposit (and its sweep) must be before it is recorded (completed); default: the chain's finalityBlocks. */

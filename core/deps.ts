@@ -17,7 +17,18 @@ export type AppDeps = {
   now: () => number;
 };
 
-export type Merchant = { id: string; name: string; merchantType: string; platformFeeBps: number; promoUsed: number };
+/** The agent that referred a merchant, with its current terms (docs/agents.md). */
+export type MerchantAgent = { id: string; markupBps: number; platformShareBps: number };
+
+export type Merchant = {
+  id: string;
+  name: string;
+  merchantType: string;
+  platformFeeBps: number;
+  promoUsed: number;
+  /** Its referring agent (null: none); undefined when the lookup did not read it (quote.ts reads it then). */
+  agent?: MerchantAgent | null;
+};
 
 /** Builds the dependencies of the API and processors from the environment. */
 export function createDeps(opts: { env?: Record<string, string | undefined>; config?: Config; now?: () => number } = {}): AppDeps {

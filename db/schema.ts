@@ -35,7 +35,60 @@ export const merchants = pgTable("merchants", {
   promoUsed: integer("promo_used").notNull().default(0),
   /** Dashboard warns when the Gas Tank holds less than this (USDT micro-units); null = no alert. */
   gasTankAlertMicros: units("gas_tank_alert_micros"),
+  /** The agent that referred this merchant (agents.merchant_id; the foreign key is in migration 0018). */
+  agentId: uuid("agent_id"),
   createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+/** Agents (docs/agents.md): a merchant account that refers others, with its markup, cap and platform-fee share. */
+export const agents = pgTable("agents", {
+  merchantId: uuid("merchant_id")
+    .primaryKey()
+    .references(() => merchants.id),
+  referralCode: text("referral_code").notNull().unique(),
+  markupBps: integer("markup_bps").notNull().default(0),
+  markupCapBps: integer("markup_cap_bps").notNull(),
+  platformShareBps: integer("platform_share_bps").notNull(),
+  payoutAddress: text("payout_address"),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/** An agent's earnings and withdrawals, one signed row per movement (migration 0018). */
+export const agentEarnings = pgTable("agent_earnings", {
+  id: bigserial("id", { mode: "bigint" }).primaryKey(),
+  agentId: uuid("agent_id").notNull(),
+  kind: text("kind").notNull(),
+  paymentId: uuid("payment_id"),
+  withdrawalId: uuid("withdrawal_id"),
+  chainId: integer("chain_id").notNull(),
+  /** Token address (lowercase, zero for native) on chainId, or `usd` (chain 0) for Gas Tank payments' fees. */
+  currency: text("currency").notNull(),
+  decimals: integer("decimals").notNull(),
+  symbol: text("symbol").notNull(),
+  units: units("units").notNull(),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+/** Withdrawals of agents' earnings, sent by the transaction sender (processors/agent-payouts.ts). */
+export const agentWithdrawals = pgTable("agent_withdrawals", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  agentId: uuid("agent_id").notNull(),
+  chainId: integer("chain_id").notNull(),
+  currency: text("currency").notNull(),
+  tokenAddress: text("token_address").notNull(),
+  decimals: integer("decimals").notNull(),
+  symbol: text("symbol").notNull(),
+  units: units("units").notNull(),
+  toAddress: text("to_address").notNull(),
+  status: text("status").notNull().default("requested"),
+  signer: text("signer"),
+  nonce: integer("nonce"),
+  txHash: text("tx_hash"),
+  rawTx: text("raw_tx"),
+  error: text("error"),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 
 export const apiKeys = pgTable(
@@ -189,6 +242,11 @@ export const payments = pgTable(
     processingFeeUnits: units("processing_fee_units").notNull().default("0"),
     /** Fees charged to the Gas Tank, in USDT micro-units (6 decimals), in Gas Tank mode. */
     gasTankFeeMicros: units("gas_tank_fee_micros").notNull().default("0"),
+    /** The referring agent's terms at creation: markup (0 under the promotion) and share of the platform fee. */
+    agentId: uuid("agent_id"),
+    agentFeeBps: integer("agent_fee_bps").notNull().default(0),
+    agentFeeUnits: units("agent_fee_units").notNull().default("0"),
+    agentShareBps: integer("agent_share_bps").notNull().default(0),
     receivedUnits: units("received_units").notNull().default("0"),
     overpaymentUnits: units("overpayment_units").notNull().default("0"),
     paymentTxHash: text("payment_tx_hash"),

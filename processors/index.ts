@@ -1,3 +1,4 @@
+import { agentPayouts } from "./agent-payouts.js";
 import { bridgeOrders } from "./bridge-orders.js";
 import { detector } from "./detector.js";
 import { expiry } from "./expiry.js";
@@ -21,5 +22,6 @@ export function allProcessors(): Processor[] {
     vaultDeposits(),
     vaultSweeper(),
     bridgeOrders(),
+    agentPayouts(),
   ];
 }

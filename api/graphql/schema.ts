@@ -236,6 +236,8 @@ export const SDL = /* GraphQL */ `
     processingFee: String!
     totalFee: String!
     feePercentage: Float!
+    "Extension: the referring agent's markup, inside totalFee (docs/agents.md)."
+    agentFee: String!
   }
 
   type Terminal {

@@ -24,6 +24,8 @@ type Limit = { limit: number; by: "merchant" | "ip"; message?: string };
 export const LIMITS = {
   /** POST /payments, GraphQL createPayment. */
   "payments.create": { limit: 100, by: "merchant" },
+  /** Every /v1/agent route (docs/agents.md). */
+  agent: { limit: 60, by: "merchant" },
   /** GET /balance, GraphQL balance. */
   balance: { limit: 60, by: "merchant" },
   /** POST /v1/payments/{id}/recover, GraphQL recoverFunds (docs/unexpected-funds.md). */

@@ -14,6 +14,7 @@ import { regenerateVaultWebhookBody } from "../../modules/vault/webhooks.js";
 import { putWebhookBody, regenerateSecretBody } from "../../modules/webhooks/config.js";
 import { deliveriesQuery } from "../../modules/webhooks/deliveries.js";
 import { putVaultWebhookBody } from "../../modules/webhooks/vault-config.js";
+import * as agents from "./schemas-agents.js";
 import * as bridge from "./schemas-bridge.js";
 import * as common from "./schemas-common.js";
 import * as pay from "./schemas-payments.js";
@@ -218,7 +219,10 @@ export const routeSchema = (name: string): RouteSchema | undefined => (ROUTE_SCH
 export const routeSchemaOf = (schema: z.ZodType): RouteSchema | undefined =>
   Object.values(ROUTE_SCHEMAS as Record<string, RouteSchema>).find((r) => r.schema === schema);
 
-/** Every named component schema: the routes' own (above) and the hand-written ones of api/openapi/schemas-*.ts. */
+/**
+ * Every named component schema: the routes' own (above) and the hand-written ones of api/openapi/schemas-*.ts (the
+ * agent request bodies among them: modules/agents checks them by hand, with no zod schema to import).
+ */
 export const COMPONENTS = {
   ...schemasOf(ROUTE_SCHEMAS),
 
@@ -267,6 +271,16 @@ export const COMPONENTS = {
   VaultDepositResult: vault.withVault(vault.VaultDeposit),
   VaultDepositListResult: vault.withVault(vault.VaultDepositList),
   PublicVaultTokens: vault.PublicVaultTokens,
+
+  UpdateAgentRequest: agents.UpdateAgentRequest,
+  AgentWithdrawalRequest: agents.AgentWithdrawalRequest,
+  Agent: agents.Agent,
+  AgentBalance: agents.AgentBalance,
+  AgentWithBalances: agents.AgentWithBalances,
+  ReferredMerchant: agents.ReferredMerchant,
+  ReferredMerchantList: agents.ReferredMerchantList,
+  AgentWithdrawal: agents.AgentWithdrawal,
+  AgentWithdrawalList: agents.AgentWithdrawalList,
 
   LoginResponse: common.LoginResponse,
   LogoutResponse: common.LogoutResponse,

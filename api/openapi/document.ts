@@ -2,6 +2,7 @@ import { z } from "zod";
 import { errorBody, type ErrorBody } from "../errors.js";
 import { COMPONENTS, routeSchema, routeSchemaOf } from "./components.js";
 import type { Auth, Failure, Operation } from "./operation.js";
+import { AGENT_OPERATIONS } from "./routes-agents.js";
 import { OTHER_OPERATIONS } from "./routes-other.js";
 import { PAYMENT_OPERATIONS } from "./routes-payments.js";
 import { VAULT_OPERATIONS } from "./routes-vault.js";
@@ -12,7 +13,13 @@ import { WEBHOOK_OPERATIONS } from "./routes-webhooks.js";
 // very objects the routes validate with (components.ts), converted as the route reads them (`io: "input"`).
 
 /** Every documented operation. */
-export const OPERATIONS: readonly Operation[] = [...PAYMENT_OPERATIONS, ...WEBHOOK_OPERATIONS, ...VAULT_OPERATIONS, ...OTHER_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [
+  ...PAYMENT_OPERATIONS,
+  ...WEBHOOK_OPERATIONS,
+  ...VAULT_OPERATIONS,
+  ...AGENT_OPERATIONS,
+  ...OTHER_OPERATIONS,
+];
 
 type Json = Record<string, unknown>;
 const JSON_SCHEMA = { target: "draft-2020-12", io: "input" } as const;
@@ -27,6 +34,11 @@ const TAGS = [
   { name: "Public lookups", description: "Token prices, token metadata and oracle prices; no authentication." },
   { name: "Webhooks", description: "Payment webhook configuration." },
   { name: "Vault", description: "Per-user deposit addresses, swept to the business wallet minus a fee." },
+  {
+    name: "Agents",
+    description:
+      "Extensions for agents, who refer merchants (docs/agents.md): terms and balances, referred merchants, markup and payout address, withdrawals. The API key of the agent's own account.",
+  },
   { name: "Extensions", description: "Routes of this service beyond the specification's endpoint table (`x-extension: true`)." },
 ];
 
@@ -245,10 +257,10 @@ export function openApiDocument(baseUrl: string): Json & { paths: Record<string,
         "Crypto payment links, settlement to the merchant wallet, signed webhooks and the Vault (per-user deposit addresses).",
         "Every path is relative to `{base_url}`, which ends in `/api`. Authenticated routes take the `x-api-key` header; " +
           "`GET /v1/payments` also accepts the dashboard session cookie `cp_session`.",
-        "Error bodies follow the route family: `{error}` (payment creation, balance, public lookups), `{error, code}` (`GET /v1/payments`), " +
+        "Error bodies follow the route family: `{error}` (payment creation, balance, public lookups, agents), `{error, code}` (`GET /v1/payments`), " +
           "`{success: false, error, data: null}` (`/v1/webhooks`), `{valid: false, verified: false, error}` (`GET /payments/verify`) and " +
           '`{success: false, error}` (`/vault/v1`). Every `/api` route may answer 429 `{error: "Too many requests"}` (per-address limit).',
-        "Routes beyond the specification carry the tag `Extensions` and `x-extension: true`.",
+        "Routes beyond the specification carry `x-extension: true` and the tag `Extensions`, or `Agents` for the agent's own routes (`/v1/agent`, `{error}` bodies).",
       ].join("\n\n"),
     },
     servers: [{ url: baseUrl, description: "This service ({base_url})" }],

@@ -24,7 +24,7 @@ export const units = z
 
 export const PlainError = z
   .object({ error: z.string() })
-  .meta({ description: "`{error}`: POST /payments, /tokens/*, /oracle/price, /balance, /auth/*" });
+  .meta({ description: "`{error}`: POST /payments, /tokens/*, /oracle/price, /balance, /auth/*, /v1/agent*" });
 export const CodedError = z
   .object({ error: z.string(), code: z.string().meta({ examples: ["invalid_query", "unauthorized", "internal_error"] }) })
   .meta({ description: "`{error, code}`: GET /v1/payments" });

@@ -12,16 +12,29 @@ export type Caller = { apiKey: string | undefined } | { session: string | undefi
 
 type AuthDeps = Pick<AppDeps, "db" | "now">;
 
-type MerchantRow = { id: string; name: string; merchant_type: string; platform_fee_bps: number; promo_used: number };
-const MERCHANT_COLUMNS = "id, name, merchant_type, platform_fee_bps, promo_used";
-/** The same columns of `merchants m`, as the key lookup's CTE selects them. */
-const KEY_MERCHANT_COLUMNS = `m.${MERCHANT_COLUMNS.split(", ").join(", m.")}`;
+type MerchantRow = {
+  id: string;
+  name: string;
+  merchant_type: string;
+  platform_fee_bps: number;
+  promo_used: number;
+  agent_id: string | null;
+  agent_markup_bps: number | null;
+  agent_share_bps: number | null;
+};
+/** The merchant's columns, and its agent's terms (docs/agents.md), of `merchants m`. */
+const KEY_MERCHANT_COLUMNS = `m.id, m.name, m.merchant_type, m.platform_fee_bps, m.promo_used, m.agent_id,
+  (SELECT a.markup_bps FROM agents a WHERE a.merchant_id = m.agent_id) AS agent_markup_bps,
+  (SELECT a.platform_share_bps FROM agents a WHERE a.merchant_id = m.agent_id) AS agent_share_bps`;
+/** The same, as named by a CTE or subquery that selected KEY_MERCHANT_COLUMNS. */
+const MERCHANT_COLUMNS = "id, name, merchant_type, platform_fee_bps, promo_used, agent_id, agent_markup_bps, agent_share_bps";
 const toMerchant = (r: MerchantRow): Merchant => ({
   id: r.id,
   name: r.name,
   merchantType: r.merchant_type,
   platformFeeBps: r.platform_fee_bps,
   promoUsed: r.promo_used,
+  agent: r.agent_id ? { id: r.agent_id, markupBps: r.agent_markup_bps ?? 0, platformShareBps: r.agent_share_bps ?? 0 } : null,
 });
 
 // A caller object is looked up once: GraphQL hands the same one to every field of a request.
@@ -65,7 +78,7 @@ export function rememberMerchant(caller: Caller, merchant: Merchant | null): voi
 
 async function merchantById(deps: Pick<AppDeps, "db">, id: string | null): Promise<Merchant | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await deps.db.pool.query<MerchantRow>(`SELECT ${MERCHANT_COLUMNS} FROM merchants WHERE id = $1`, [id]);
+  const { rows } = await deps.db.pool.query<MerchantRow>(`SELECT ${KEY_MERCHANT_COLUMNS} FROM merchants m WHERE m.id = $1`, [id]);
   return rows[0] ? toMerchant(rows[0]) : null;
 }
 

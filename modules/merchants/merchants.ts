@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client.js";
 import { apiKeys, merchants } from "../../db/schema.js";
 import { generateApiKey } from "./api-keys.js";
@@ -7,14 +8,23 @@ import { hashPassword } from "./passwords.js";
 export const MERCHANT_TYPES = { direct: 100, member: 0, partner: 50 } as const;
 export type MerchantType = keyof typeof MERCHANT_TYPES;
 
+/** Checks a merchant type and its platform fee (spec "Fees"); the fee defaults to the type's. */
+function feeOfType(type: MerchantType, platformFeeBps?: number): number {
+  if (!(type in MERCHANT_TYPES)) throw new Error(`merchant type must be one of ${Object.keys(MERCHANT_TYPES).join(", ")}`);
+  const bps = platformFeeBps ?? MERCHANT_TYPES[type];
+  if (type === "member" && bps !== 0) throw new Error("Member plan merchants pay no platform fee");
+  if (type === "direct" && bps !== 100) throw new Error("direct merchants pay a 1% platform fee (100 bps)");
+  if (type !== "member" && (!Number.isInteger(bps) || bps < 25 || bps > 100))
+    throw new Error("platform fee must be between 25 and 100 bps (0.25%-1%)");
+  return bps;
+}
+
 export async function createMerchant(
   db: Db,
-  input: { name: string; email?: string; password?: string; type?: MerchantType; platformFeeBps?: number },
+  input: { name: string; email?: string; password?: string; type?: MerchantType; platformFeeBps?: number; agentId?: string },
 ) {
   const type = input.type ?? "direct";
-  const bps = input.platformFeeBps ?? MERCHANT_TYPES[type];
-  if (type === "member" && bps !== 0) throw new Error("Member plan merchants pay no platform fee");
-  if (type !== "member" && (bps < 25 || bps > 100)) throw new Error("platform fee must be between 25 and 100 bps (0.25%-1%)");
+  const bps = feeOfType(type, input.platformFeeBps);
   const [row] = await db.orm
     .insert(merchants)
     .values({
@@ -23,9 +33,22 @@ export async function createMerchant(
       passwordHash: input.password ? await hashPassword(input.password) : null,
       merchantType: type,
       platformFeeBps: bps,
+      agentId: input.agentId,
     })
     .returning();
   return row!;
+}
+
+/** The operator sets a merchant's type and platform fee (CLI); payments already created keep theirs. */
+export async function setMerchantType(db: Db, merchantId: string, input: { type: MerchantType; platformFeeBps?: number }) {
+  const bps = feeOfType(input.type, input.platformFeeBps);
+  const [row] = await db.orm
+    .update(merchants)
+    .set({ merchantType: input.type, platformFeeBps: bps })
+    .where(eq(merchants.id, merchantId))
+    .returning({ id: merchants.id, merchantType: merchants.merchantType, platformFeeBps: merchants.platformFeeBps });
+  if (!row) throw new Error("Merchant not found");
+  return row;
 }
 
 /** Creates an API key; the returned `key` is shown once and never stored. */

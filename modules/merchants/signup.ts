@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Forbidden, Invalid } from "../../core/errors.js";
+import { agentByReferralCode } from "../agents/agents.js";
 import { createMerchant } from "./merchants.js";
 import { createSession } from "./sessions.js";
 
@@ -11,10 +12,13 @@ const form = z.object({
   name: z.string().trim().min(1, "Name is required").max(100, "Name must be at most 100 characters"),
   email: z.string().trim().max(254).email("Enter a valid e-mail address"),
   password: z.string().min(12, "Password must be at least 12 characters").max(200, "Password must be at most 200 characters"),
+  /** An agent's referral code (docs/agents.md): the new merchant is referred by that agent. */
+  referralCode: z.string().trim().max(32, "Unknown referral code").optional(),
 });
 
 /**
- * Dashboard sign-up: a direct merchant (1% platform fee) with a dashboard login, and a session for it.
+ * Dashboard sign-up: a direct merchant (1% platform fee) with a dashboard login, and a session for it; with an
+ * agent's `referralCode`, referred by that agent (Invalid `Unknown referral code` for a code that is no agent's).
  * Refused with Forbidden when the operator closed sign-up (DASHBOARD_SIGNUP=closed).
  *
  * @example
@@ -27,9 +31,10 @@ export async function signUp(
   if (deps.config.DASHBOARD_SIGNUP === "closed") throw new Forbidden(SIGNUP_CLOSED);
   const parsed = form.safeParse(body);
   if (!parsed.success) throw new Invalid(parsed.error.issues[0]?.message ?? "Invalid form data");
-  const { name, email, password } = parsed.data;
+  const { name, email, password, referralCode } = parsed.data;
+  const agentId = referralCode ? await agentByReferralCode(deps.db.pool, referralCode) : undefined;
   try {
-    const merchant = await createMerchant(deps.db, { name, email, password, type: "direct" });
+    const merchant = await createMerchant(deps.db, { name, email, password, type: "direct", agentId });
     return { merchantId: merchant.id, ...(await createSession(deps.db, merchant.id, deps.now())) };
   } catch (err) {
     // merchants.email is unique (lowercased): a second sign-up with the address is a conflict, not a 500.

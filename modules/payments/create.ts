@@ -112,6 +112,10 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
     gas_fee_units: byPromo("numeric", (f) => f.gasFeeUnits.toString()),
     processing_fee_units: byPromo("numeric", (f) => f.processingFeeUnits.toString()),
     gas_tank_fee_micros: byPromo("numeric", (f) => f.gasTankFeeMicros.toString()),
+    agent_id: $(quote.agent?.id ?? null),
+    agent_fee_bps: byPromo("int", (f) => f.agentFeeBps),
+    agent_fee_units: byPromo("numeric", (f) => f.agentFeeUnits.toString()),
+    agent_share_bps: $(quote.agent?.platformShareBps ?? 0),
     terminal_id: code
       ? `(SELECT id FROM terminals WHERE merchant_id = ${merchantId}::uuid AND code = ${$(code)} AND deleted_at IS NULL LIMIT 1)`
       : "NULL",

@@ -27,6 +27,7 @@ describe("computeFees: stablecoin, 6 decimals", () => {
     expect(f.gasTankFeeMicros).toBe(1_150_000n);
     expect(f.usd18).toEqual({
       platformFee: ONE_USD18,
+      agentFee: 0n,
       processingFee: PROCESSING_FEE_USD18,
       gasFee: parsePrice18("0.05"),
       totalFee: parsePrice18("1.15"),
@@ -158,6 +159,46 @@ describe("computeFees: priced tokens", () => {
     expect(() => computeFees({ ...base, platformFeeBps: -1 })).toThrow(RangeError);
     expect(() => computeFees({ ...base, gasFeeUsd18: -1n })).toThrow(RangeError);
     expect(() => computeFees({ ...base, mode: "other" as never })).toThrow(RangeError);
+  });
+});
+
+describe("agent markup", () => {
+  const base: FeeInput = {
+    amountUnits: 100_000_000n, // 100 USDC
+    decimals: 6,
+    priceUsd18: ONE_USD18,
+    platformFeeBps: 100,
+    agentFeeBps: 37,
+    promo: false,
+    gasFeeUsd18: parsePrice18("0.05"),
+    mode: "gasTank",
+  };
+
+  it("is a percentage of the amount like the platform fee, inside the total in every mode", () => {
+    for (const mode of ["gasTank", "gasless", "payerCoversFee"] as const) {
+      const f = computeFees({ ...base, mode });
+      expect(f.agentFeeBps).toBe(37);
+      expect(f.agentFeeUnits).toBe(370_000n);
+      expect(f.totalFeeUnits).toBe(1_000_000n + 370_000n + 100_000n + 50_000n);
+      expect(f.usd18.agentFee).toBe(parsePrice18("0.37"));
+      expect(f.usd18.totalFee).toBe(parsePrice18("1.52"));
+      expect(f.dueUnits).toBe(mode === "payerCoversFee" ? 101_520_000n : 100_000_000n);
+      expect(f.merchantReceivesUnits).toBe(mode === "gasless" ? 98_480_000n : 100_000_000n);
+      expect(f.gasTankFeeMicros).toBe(mode === "gasTank" ? 1_520_000n : 0n);
+    }
+  });
+
+  it("rounds up to the smallest unit, and is waived with the platform fee under the promotion", () => {
+    expect(computeFees({ ...base, amountUnits: 1n }).agentFeeUnits).toBe(1n);
+    const promo = computeFees({ ...base, promo: true, mode: "gasless" });
+    expect([promo.platformFeeUnits, promo.agentFeeUnits, promo.agentFeeBps]).toEqual([0n, 0n, 0]);
+    expect(promo.totalFeeUnits).toBe(150_000n);
+  });
+
+  it("refuses a markup outside 0-10000 bps", () => {
+    expect(() => computeFees({ ...base, agentFeeBps: -1 })).toThrow(RangeError);
+    expect(() => computeFees({ ...base, agentFeeBps: 10_001 })).toThrow(RangeError);
+    expect(() => computeFees({ ...base, agentFeeBps: 1.5 })).toThrow(RangeError);
   });
 });
 

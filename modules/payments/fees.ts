@@ -7,19 +7,21 @@ import { mulDivCeil, ONE_USD18, pow10, usd18ToMicrosCeil } from "../../core/mone
  * - platform fee: `platformFeeBps` of the requested amount, in token units (no price needed);
  *   zero under the free-fee promotion;
  * - processing fee: 0.10 USD, converted to token units;
- * - gas fee: the caller's gas estimate in USD (see `gasFeeUsd18`), converted to token units.
+ * - gas fee: the caller's gas estimate in USD (see `gasFeeUsd18`), converted to token units;
+ * - agent fee: the referring agent's markup, `agentFeeBps` of the requested amount like the platform fee, and
+ *   waived with it under the promotion (docs/agents.md).
  *
  * Rounding: every fee component is rounded UP to the next smallest unit, in the service's favour
  * (a fee is never under-charged by a fraction of a unit): platform fee = ceil(amount * bps / 10000),
  * USD -> token units = ceil(usd18 * 10^decimals / priceUsd18), gas USD = ceil(...), Gas Tank micros =
  * ceil(total USD / 10^12). The total is the sum of the rounded components, so
- * totalFee == platformFee + processingFee + gasFee always holds.
+ * totalFee == platformFee + agentFee + processingFee + gasFee always holds.
  *
  * Modes:
  * - `gasTank`: the payer sends the amount, the merchant receives the amount, and the Gas Tank is
- *   debited `gasTankFeeMicros` = the USD value (USDT, 6 decimals) of processing + gas + platform fee.
- *   The platform fee is a token amount; it is charged to the Gas Tank at its USD value
- *   (platformFee units * price). The token-unit fee fields are still reported (list output `fees`).
+ *   debited `gasTankFeeMicros` = the USD value (USDT, 6 decimals) of processing + gas + platform + agent fee.
+ *   The platform and agent fees are token amounts; they are charged to the Gas Tank at their USD value
+ *   (units * price). The token-unit fee fields are still reported (list output `fees`).
  * - `gasless`: the payer sends the amount; the fees are deducted from it.
  * - `payerCoversFee`: the payer sends amount + fees; the merchant receives the amount.
  *
@@ -43,7 +45,9 @@ export type FeeInput = {
   priceUsd18: bigint;
   /** Merchant's platform fee in basis points (direct 100 = 1%, member 0, partner 25..100). */
   platformFeeBps: number;
-  /** Free-fee promotion: the platform fee is waived (processing and gas fees still apply). */
+  /** The referring agent's markup in basis points (0 without an agent). */
+  agentFeeBps?: number;
+  /** Free-fee promotion: the platform fee and the agent's markup are waived (processing and gas fees still apply). */
   promo: boolean;
   /** Estimated gas cost in USD, 18 decimals (see gasFeeUsd18). */
   gasFeeUsd18: bigint;
@@ -59,6 +63,9 @@ export type FeeBreakdown = {
   /** Spec's `feePercentage`: applied platform fee in percent (100 bps -> 1, 25 -> 0.25, promo -> 0). */
   feePercentage: number;
   platformFeeUnits: bigint;
+  /** Agent markup actually applied, in basis points (0 under the promotion or without an agent). */
+  agentFeeBps: number;
+  agentFeeUnits: bigint;
   processingFeeUnits: bigint;
   gasFeeUnits: bigint;
   totalFeeUnits: bigint;
@@ -69,7 +76,7 @@ export type FeeBreakdown = {
   /** Gas Tank debit in USDT micros (Gas Tank mode only; 0 otherwise). */
   gasTankFeeMicros: bigint;
   /** USD values (18 decimals) of the rounded components, for display and audit. */
-  usd18: { platformFee: bigint; processingFee: bigint; gasFee: bigint; totalFee: bigint };
+  usd18: { platformFee: bigint; agentFee: bigint; processingFee: bigint; gasFee: bigint; totalFee: bigint };
   /** Fees are at least the requested amount (gasless then leaves the merchant nothing). */
   feeExceedsAmount: boolean;
 };
@@ -97,6 +104,8 @@ export function computeFees(input: FeeInput): FeeBreakdown {
   if (priceUsd18 <= 0n) throw new RangeError("price must be positive");
   if (!Number.isInteger(input.platformFeeBps) || input.platformFeeBps < 0 || input.platformFeeBps > 10_000)
     throw new RangeError(`invalid platformFeeBps: ${input.platformFeeBps}`);
+  const agentBps = input.agentFeeBps ?? 0;
+  if (!Number.isInteger(agentBps) || agentBps < 0 || agentBps > 10_000) throw new RangeError(`invalid agentFeeBps: ${agentBps}`);
   if (input.gasFeeUsd18 < 0n) throw new RangeError("gas fee must be non-negative");
   const processingUsd18 = input.processingFeeUsd18 ?? PROCESSING_FEE_USD18;
   if (processingUsd18 < 0n) throw new RangeError("processing fee must be non-negative");
@@ -104,16 +113,20 @@ export function computeFees(input: FeeInput): FeeBreakdown {
 
   const bps = input.promo ? 0 : input.platformFeeBps;
   const platformFeeUnits = mulDivCeil(amountUnits, BigInt(bps), BPS);
+  const agentFeeBps = input.promo ? 0 : agentBps;
+  const agentFeeUnits = mulDivCeil(amountUnits, BigInt(agentFeeBps), BPS);
   const processingFeeUnits = usd18ToUnitsCeil(processingUsd18, decimals, priceUsd18);
   const gasFeeUnits = usd18ToUnitsCeil(input.gasFeeUsd18, decimals, priceUsd18);
-  const totalFeeUnits = platformFeeUnits + processingFeeUnits + gasFeeUnits;
+  const totalFeeUnits = platformFeeUnits + agentFeeUnits + processingFeeUnits + gasFeeUnits;
 
   const platformUsd18 = unitsToUsd18Ceil(platformFeeUnits, decimals, priceUsd18);
+  const agentUsd18 = unitsToUsd18Ceil(agentFeeUnits, decimals, priceUsd18);
   const usd18 = {
     platformFee: platformUsd18,
+    agentFee: agentUsd18,
     processingFee: processingUsd18,
     gasFee: input.gasFeeUsd18,
-    totalFee: platformUsd18 + processingUsd18 + input.gasFeeUsd18,
+    totalFee: platformUsd18 + agentUsd18 + processingUsd18 + input.gasFeeUsd18,
   };
 
   let dueUnits = amountUnits;
@@ -128,6 +141,8 @@ export function computeFees(input: FeeInput): FeeBreakdown {
     platformFeeBps: bps,
     feePercentage: bps / 100,
     platformFeeUnits,
+    agentFeeBps,
+    agentFeeUnits,
     processingFeeUnits,
     gasFeeUnits,
     totalFeeUnits,

@@ -1,9 +1,10 @@
 import { cachedGasPrice } from "../pricing/gas-price.js";
-import type { AppDeps, Merchant } from "../../core/deps.js";
+import type { AppDeps, Merchant, MerchantAgent } from "../../core/deps.js";
 import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
 import { Invalid, Unavailable } from "../../core/errors.js";
 import { MAX_UINT256 } from "../../core/money.js";
 import { computeFees, feeModeOf, gasFeeUsd18 } from "./fees.js";
+import { agentTermsOf } from "../agents/agents.js";
 import { hasPromotion } from "./promo.js";
 import { PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd, type PriceSource } from "../pricing/resolve.js";
 
@@ -23,6 +24,8 @@ export const SWEEP_GAS_UNITS = { token: 135_000n, native: 140_000n };
 export type QuoteFees = {
   promoApplied: boolean;
   platformFeeUnits: bigint;
+  agentFeeBps: number;
+  agentFeeUnits: bigint;
   gasFeeUnits: bigint;
   processingFeeUnits: bigint;
   gasTankFeeMicros: bigint;
@@ -34,6 +37,8 @@ export type Quote = {
   priceSource: PriceSource;
   gasless: boolean;
   platformFeeBps: number;
+  /** The referring agent and its terms (docs/agents.md), or null. */
+  agent: MerchantAgent | null;
   /** Fees without the promotion. */
   regular: QuoteFees;
   /**
@@ -74,6 +79,7 @@ export async function quotePayment(
   if (!price) throw new Unavailable(PRICE_UNAVAILABLE);
   const gasless = q.gasless && price.source !== "custom";
 
+  const agent = q.merchant.agent !== undefined ? q.merchant.agent : await agentTermsOf(deps.db.pool, q.merchant.id);
   let gasUsd18 = 0n;
   const nativePrice = await orUnavailable(resolveNativePriceUsd(deps, q.chain.chainId, undefined, { cached: true }));
   if (nativePrice) {
@@ -87,6 +93,7 @@ export async function quotePayment(
       decimals: q.token.decimals,
       priceUsd18: price.priceUsd18,
       platformFeeBps: q.merchant.platformFeeBps,
+      agentFeeBps: agent?.markupBps ?? 0,
       promo,
       gasFeeUsd18: gasUsd18,
       mode: feeModeOf({ gasless, payerCoversFee: q.payerCoversFee }),
@@ -96,6 +103,8 @@ export async function quotePayment(
     return {
       promoApplied: promo,
       platformFeeUnits: fees.platformFeeUnits,
+      agentFeeBps: fees.agentFeeBps,
+      agentFeeUnits: fees.agentFeeUnits,
       gasFeeUnits: fees.gasFeeUnits,
       processingFeeUnits: fees.processingFeeUnits,
       gasTankFeeMicros: fees.gasTankFeeMicros,
@@ -107,6 +116,7 @@ export async function quotePayment(
     priceSource: price.source,
     gasless,
     platformFeeBps: q.merchant.platformFeeBps,
+    agent,
     regular: feesOf(false),
     promo: hasPromotion(q.merchant) ? feesOf(true) : null,
   };

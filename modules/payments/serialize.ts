@@ -8,8 +8,25 @@ import type { UnexpectedFunds } from "./unexpected-funds.js";
 export const fmt = (units: string | bigint | null | undefined, decimals: number) => formatAmount(BigInt(units ?? 0), decimals);
 const ms = (d: Date | null) => (d ? d.getTime() : null);
 
+/** Every fee the merchant is charged, in the payment's token: platform, agent markup, gas and processing. */
 export function totalFeeUnits(p: PaymentRow): bigint {
-  return BigInt(p.platform_fee_units) + BigInt(p.gas_fee_units) + BigInt(p.processing_fee_units);
+  return BigInt(p.platform_fee_units) + BigInt(p.agent_fee_units) + BigInt(p.gas_fee_units) + BigInt(p.processing_fee_units);
+}
+
+/**
+ * The spec's `fees` object plus the extension `agentFee`: the referring agent's markup (docs/agents.md; "0" without an
+ * agent or under the promotion). `totalFee` is the sum of all four, what the merchant is charged.
+ */
+export function feesOf(p: PaymentRow) {
+  const d = p.token_decimals;
+  return {
+    platformFee: fmt(p.platform_fee_units, d),
+    gasFee: fmt(p.gas_fee_units, d),
+    processingFee: fmt(p.processing_fee_units, d),
+    totalFee: fmt(totalFeeUnits(p), d),
+    feePercentage: p.promo_applied ? 0 : p.platform_fee_bps / 100,
+    agentFee: fmt(p.agent_fee_units, d),
+  };
 }
 
 export type TerminalRef = { terminalId: string; code: string; name: string } | null;
@@ -54,13 +71,7 @@ export function paymentListItem(
         }
       : null,
     settlementTransactionHash: p.settlement_tx_hash,
-    fees: {
-      platformFee: fmt(p.platform_fee_units, d),
-      gasFee: fmt(p.gas_fee_units, d),
-      processingFee: fmt(p.processing_fee_units, d),
-      totalFee: fmt(totalFeeUnits(p), d),
-      feePercentage: p.promo_applied ? 0 : p.platform_fee_bps / 100,
-    },
+    fees: feesOf(p),
     gasless: p.gasless,
     payerCoversFee: p.payer_covers_fee,
     blockConfirmations: p.block_confirmations,

@@ -27,6 +27,10 @@ export type PaymentRow = {
   gas_fee_units: string;
   processing_fee_units: string;
   gas_tank_fee_micros: string;
+  agent_id: string | null;
+  agent_fee_bps: number;
+  agent_fee_units: string;
+  agent_share_bps: number;
   received_units: string;
   overpayment_units: string;
   payment_tx_hash: string | null;

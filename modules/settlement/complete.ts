@@ -8,6 +8,8 @@ import { settlementFeeCharged } from "../gas-tank/ledger.js";
 import { usdt } from "../gas-tank/usdt.js";
 import { transition } from "../payments/state-machine.js";
 import type { PaymentRow } from "../payments/types.js";
+import { feesOf } from "../payments/serialize.js";
+import { accrueAgentEarnings } from "../agents/earnings.js";
 
 /**
  * Step 3: deploying_wallet -> completed (withdrawing -> withdrawn) once the Swept event of our mined
@@ -74,10 +76,13 @@ export async function complete(deps: AppDeps, chain: ActiveChain) {
           name: "payment.completed",
           extra: {
             transactionHash: r.txHash,
-            feeDetails: { gasUsed, gasPrice: String(r.effectiveGasPrice), usdtAmountUsed: usdt(debit), merchantType: type },
+            // Spec fields, then what the merchant was charged (the list output's `fees`, with the agent's markup).
+            feeDetails: { gasUsed, gasPrice: String(r.effectiveGasPrice), usdtAmountUsed: usdt(debit), merchantType: type, ...feesOf(p0) },
           },
         },
       });
+      // In the same transaction as the completion: the agent's markup and share, once (docs/agents.md).
+      await accrueAgentEarnings(client, p0, now);
     });
   }
 }

@@ -2,6 +2,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { createAgent } from "../../modules/agents/agents.js";
+import { createMerchant } from "../../modules/merchants/merchants.js";
 import { allProcessors } from "../../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
 import { webhookDispatcher, type WebhookDispatcherProcessor } from "../../processors/webhook-dispatcher.js";
@@ -274,6 +276,17 @@ describe("merchant dashboard in Chromium", () => {
     await expect.poll(() => page.getByTestId("vault-user-row").count()).toBe(1);
     expect(await page.getByTestId("vault-user-row").textContent()).toContain(depositAddress);
     await screenshot(page, "dashboard-vault");
+    expect(errors).toEqual([]);
+  });
+
+  it("shows the Agent screen once the operator makes the account an agent", async () => {
+    const { rows } = await svc.deps.db.pool.query(`SELECT id FROM merchants WHERE email = $1`, [EMAIL]);
+    const agent = await createAgent(svc.deps.db, rows[0].id, { markupCapBps: 100, platformShareBps: 3000 });
+    await createMerchant(svc.deps.db, { name: "Referred Bakery", agentId: agent.agentId });
+    await go("/dashboard/agent");
+    expect(await page.getByTestId("referral-code").textContent()).toBe(agent.referralCode);
+    expect(await page.getByTestId("referred-row").count()).toBe(1);
+    await screenshot(page, "dashboard-agent");
     expect(errors).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { createApp } from "../../api/app.js";
+import { attachMerchant, createAgent } from "../../modules/agents/agents.js";
 import { ROUTE_SCHEMAS } from "../../api/openapi/components.js";
 import { openApiDocument } from "../../api/openapi/document.js";
 import { startTestService, type TestService } from "../helpers/service.js";
@@ -98,12 +99,12 @@ describe("the OpenAPI document", () => {
       else if (e.auth === "K/S") expect(schemes, `${e.method} ${e.path}`).toEqual(["ApiKey", "SessionCookie"]);
       else throw new Error(`unknown Auth ${e.auth}`);
     }
-    // Everything else is marked as ours.
+    // Everything else is marked as ours: tagged `Extensions`, or `Agents` (the agent's own routes, docs/agents.md).
     const inSpec = new Set(endpoints.map((e) => `${e.method} ${e.path}`));
     for (const { method, path, op } of documentedOps())
       if (!inSpec.has(`${method} ${path}`)) {
         expect(op["x-extension"], `${method} ${path}`).toBe(true);
-        expect(op.tags, `${method} ${path}`).toEqual(["Extensions"]);
+        expect(op.tags, `${method} ${path}`).toEqual([path.startsWith("/v1/agent") ? "Agents" : "Extensions"]);
       }
     expect(doc.components.securitySchemes.ApiKey).toEqual(expect.objectContaining({ type: "apiKey", in: "header", name: "x-api-key" }));
     expect(doc.components.securitySchemes.SessionCookie).toEqual(
@@ -245,8 +246,9 @@ describe("the OpenAPI document", () => {
       }
       if (validators.size) withValidator.push(`${method} ${path}`);
     }
-    // GraphQL checks its own request (docs/graphql.md): the only input without a module schema.
-    expect(without.sort()).toEqual(["get /graphql query", "post /graphql body"]);
+    // GraphQL checks its own request (docs/graphql.md), and the agent modules check their two bodies by hand
+    // (modules/agents/agents.ts updateAgent, withdrawals.ts requestWithdrawal): the inputs without a module schema.
+    expect(without.sort()).toEqual(["get /graphql query", "patch /v1/agent body", "post /graphql body", "post /v1/agent/withdrawals body"]);
     expect(withValidator.length).toBe(22);
   });
 });
@@ -344,10 +346,38 @@ describe("the documented schemas and the routes agree", () => {
     expectDocumented("post", "/auth/login", res);
   });
 
-  it("hand-written schemas match what the routes answer (account, webhooks, vault, lookups, health)", async () => {
+  it("hand-written schemas match what the routes answer (account, agents, webhooks, vault, lookups, health)", async () => {
     const { apiKey } = await svc.newMerchant();
     expectDocumented("get", "/balance", await svc.http("GET", "/balance", { apiKey }));
     expectDocumented("get", "/promo-status", await svc.http("GET", "/promo-status", { apiKey }));
+
+    const notAgent = await svc.http("GET", "/v1/agent", { apiKey });
+    expect(notAgent.status).toBe(403);
+    expectDocumented("get", "/v1/agent", notAgent);
+    expectDocumented("get", "/v1/agent", await svc.http("GET", "/v1/agent"));
+    const agent = await svc.newMerchant();
+    await createAgent(svc.deps.db, agent.id, { markupCapBps: 100, platformShareBps: 3000 });
+    await attachMerchant(svc.deps.db, (await svc.newMerchant()).id, agent.id);
+    const settings = { markupBps: 50, payoutAddress: privateKeyToAccount(generatePrivateKey()).address };
+    expect(requestSchema("patch", "/v1/agent")(settings)).toBe(true);
+    const updated = await svc.http("PATCH", "/v1/agent", { body: settings, apiKey: agent.apiKey });
+    expect(updated.status).toBe(200);
+    expectDocumented("patch", "/v1/agent", updated);
+    const overCap = await svc.http("PATCH", "/v1/agent", { body: { markupBps: 101 }, apiKey: agent.apiKey });
+    expect(overCap.status).toBe(400);
+    expectDocumented("patch", "/v1/agent", overCap);
+    const me = await svc.http("GET", "/v1/agent", { apiKey: agent.apiKey });
+    expect(me.body.payoutAddress).toBe(settings.payoutAddress);
+    expectDocumented("get", "/v1/agent", me);
+    const referred = await svc.http("GET", "/v1/agent/merchants", { apiKey: agent.apiKey });
+    expect(referred.body.data).toHaveLength(1);
+    expectDocumented("get", "/v1/agent/merchants", referred);
+    const withdraw = { chainId: "777177", token: usdt().address };
+    expect(requestSchema("post", "/v1/agent/withdrawals")(withdraw)).toBe(true);
+    const nothing = await svc.http("POST", "/v1/agent/withdrawals", { body: withdraw, apiKey: agent.apiKey });
+    expect(nothing.body).toEqual({ error: "Nothing to withdraw" });
+    expectDocumented("post", "/v1/agent/withdrawals", nothing);
+    expectDocumented("get", "/v1/agent/withdrawals", await svc.http("GET", "/v1/agent/withdrawals", { apiKey: agent.apiKey }));
     expectDocumented("get", "/v1/webhooks", await svc.http("GET", "/v1/webhooks", { apiKey }));
     expectDocumented("get", "/v1/webhooks", await svc.http("GET", "/v1/webhooks"));
 

@@ -42,7 +42,7 @@ const gql = (query: string, variables?: Record<string, unknown>, apiKey?: string
 const PAYMENT_FIELDS = `paymentId orderId description status createdAt completedAt expiresAt chainId
   token { address symbol decimals } amount receivedAmount merchant recipientAddress
   transaction { hash blockNumber confirmations } settlementTransactionHash
-  fees { platformFee gasFee processingFee totalFee feePercentage }
+  fees { platformFee gasFee processingFee totalFee feePercentage agentFee }
   gasless payerCoversFee blockConfirmations terminal { terminalId code name } priceSource
   unexpectedFunds { token symbol decimals amount units recoverable
     recovery { recoveryId status transactionHash recoveredAmount recoveredUnits error requestedAt } }

@@ -128,7 +128,7 @@ describe("POST /payments: success", () => {
     expect(p.expiresAt).toBe(p.createdAt + DAY_MS);
     // Stablecoin on the service chain: 1.00 USD, no native coin so no gas fee, 0.10 USD processing,
     // platform fee waived by the promotion (a new account).
-    expect(p.fees).toEqual({ platformFee: "0", gasFee: "0", processingFee: "0.1", totalFee: "0.1", feePercentage: 0 });
+    expect(p.fees).toEqual({ platformFee: "0", gasFee: "0", processingFee: "0.1", totalFee: "0.1", feePercentage: 0, agentFee: "0" });
   });
 
   it("keeps amounts exact to the token's last decimal (no float rounding)", async () => {
@@ -205,7 +205,7 @@ describe("POST /payments: success", () => {
     const member = await svc.newMerchant({ type: "member" });
     const a = await create(member.apiKey, { amount: "12.345678" });
     const pm = await one(member.apiKey, a.id, a.body.orderId);
-    expect(pm.fees).toEqual({ platformFee: "0", gasFee: "0", processingFee: "0.1", totalFee: "0.1", feePercentage: 0 });
+    expect(pm.fees).toEqual({ platformFee: "0", gasFee: "0", processingFee: "0.1", totalFee: "0.1", feePercentage: 0, agentFee: "0" });
 
     const direct = await svc.newMerchant({ type: "direct" });
     // 30 open promotion payments reserve all 30 free slots.
@@ -213,7 +213,14 @@ describe("POST /payments: success", () => {
     const d = await create(direct.apiKey, { amount: "12.345678" });
     const pd = await one(direct.apiKey, d.id, d.body.orderId);
     // 1% of 12.345678 = 0.12345678, rounded up to the token's 6 decimals.
-    expect(pd.fees).toEqual({ platformFee: "0.123457", gasFee: "0", processingFee: "0.1", totalFee: "0.223457", feePercentage: 1 });
+    expect(pd.fees).toEqual({
+      platformFee: "0.123457",
+      gasFee: "0",
+      processingFee: "0.1",
+      totalFee: "0.223457",
+      feePercentage: 1,
+      agentFee: "0",
+    });
   });
 
   it("expiresAt, blockConfirmations, gasless and payerCoversFee are stored as given", async () => {

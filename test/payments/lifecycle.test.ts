@@ -120,7 +120,7 @@ describe("fee modes, exact to the smallest unit", () => {
     const treasury = svc.deps.config.FEE_RECIPIENT as Address;
     const id = await create({ merchant: to, chainId: "777177", token: h.token("USDT").address, amount: "10", gasless: true });
     const p = await get(id);
-    expect(p.fees).toEqual({ platformFee: "0", gasFee: "0", processingFee: "0.1", totalFee: "0.1", feePercentage: 0 });
+    expect(p.fees).toEqual({ platformFee: "0", gasFee: "0", processingFee: "0.1", totalFee: "0.1", feePercentage: 0, agentFee: "0" });
     await h.pay("USDT", p.recipientAddress, parseUnits("10", 6));
     await until(id, "completed");
     expect(await h.balanceOf("USDT", to)).toBe(9_900_000n);
@@ -169,7 +169,14 @@ describe("fee modes, exact to the smallest unit", () => {
     );
     const p = await get(id, m.apiKey);
     // 1% of 123.456789 = 1.23456789 -> rounded up to 1.234568; + 0.10 processing.
-    expect(p.fees).toEqual({ platformFee: "1.234568", gasFee: "0", processingFee: "0.1", totalFee: "1.334568", feePercentage: 1 });
+    expect(p.fees).toEqual({
+      platformFee: "1.234568",
+      gasFee: "0",
+      processingFee: "0.1",
+      totalFee: "1.334568",
+      feePercentage: 1,
+      agentFee: "0",
+    });
     await h.pay("USDC", p.recipientAddress, parseUnits("123.456789", 6));
     await waitFor(async () => (await get(id, m.apiKey)).status === "completed", { ...WAIT, what: "completed" });
     expect(await h.balanceOf("USDC", to)).toBe(123_456_789n - 1_334_568n);

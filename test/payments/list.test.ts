@@ -404,6 +404,7 @@ describe("GET /v1/payments: item shape", () => {
           processingFee: expect.any(String),
           totalFee: expect.any(String),
           feePercentage: expect.any(Number),
+          agentFee: "0",
         },
         gasless: false,
         payerCoversFee: false,

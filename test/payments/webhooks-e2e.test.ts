@@ -202,8 +202,21 @@ describe("payment webhooks, end to end", () => {
       terminal: null,
     });
     expect(typeof body.blockConfirmations).toBe("number");
-    // feeDetails: {gasUsed: number, gasPrice: string, usdtAmountUsed: string, merchantType: string}.
-    expect(Object.keys(body.feeDetails).sort()).toEqual(["gasPrice", "gasUsed", "merchantType", "usdtAmountUsed"]);
+    // feeDetails: {gasUsed: number, gasPrice: string, usdtAmountUsed: string, merchantType: string}, then the list's `fees`.
+    expect(Object.keys(body.feeDetails).sort()).toEqual(
+      [
+        "agentFee",
+        "feePercentage",
+        "gasFee",
+        "gasPrice",
+        "gasUsed",
+        "merchantType",
+        "platformFee",
+        "processingFee",
+        "totalFee",
+        "usdtAmountUsed",
+      ].sort(),
+    );
     const { gasUsed, gasPrice, usdtAmountUsed, merchantType } = body.feeDetails;
     expect(typeof gasUsed).toBe("number");
     expect(Number.isInteger(gasUsed) && gasUsed > 0).toBe(true);

@@ -48,7 +48,7 @@ export function authPages(clientIp: (c: Context) => string) {
     </section>
   );
 
-  const SignupForm = (p: { csrf: string; name?: string; email?: string; error?: string }) => (
+  const SignupForm = (p: { csrf: string; name?: string; email?: string; referralCode?: string; error?: string }) => (
     <section class="card narrow">
       {p.error ? <Notice kind="error">{p.error}</Notice> : null}
       <form method="post" action="/dashboard/signup">
@@ -64,6 +64,10 @@ export function authPages(clientIp: (c: Context) => string) {
         <label>
           Password <small>(at least 12 characters)</small>
           <input type="password" name="password" required minlength={12} autocomplete="new-password" />
+        </label>
+        <label>
+          Referral code <small>(optional: from the agent who referred you)</small>
+          <input type="text" name="referralCode" maxlength={32} autocomplete="off" value={p.referralCode ?? ""} />
         </label>
         <button type="submit">Create account</button>
       </form>
@@ -108,13 +112,19 @@ export function authPages(clientIp: (c: Context) => string) {
     })
     .get("/signup", (c) =>
       c.var.deps.config.DASHBOARD_SIGNUP === "open"
-        ? bare(c, { title: "Sign up" }, <SignupForm csrf={c.var.csrf} />)
+        ? // An agent's referral link (/dashboard/signup?ref=CODE) fills the code in.
+          bare(c, { title: "Sign up" }, <SignupForm csrf={c.var.csrf} referralCode={str(c.req.query("ref")).slice(0, 32)} />)
         : bare(c, { title: "Sign up", status: 403 }, <Notice kind="error">Sign-up is closed on this service.</Notice>),
     )
     .post("/signup", async (c) => {
       const form = await c.req.parseBody();
       try {
-        const session = await signUp(c.var.deps, { name: str(form.name), email: str(form.email), password: str(form.password) });
+        const session = await signUp(c.var.deps, {
+          name: str(form.name),
+          email: str(form.email),
+          password: str(form.password),
+          referralCode: str(form.referralCode).trim() || undefined,
+        });
         startSession(c, session);
         return c.redirect("/dashboard/api-keys", 303);
       } catch (err) {
@@ -122,7 +132,13 @@ export function authPages(clientIp: (c: Context) => string) {
         return bare(
           c,
           { title: "Sign up", status: c.var.statusOf(err) },
-          <SignupForm csrf={c.var.csrf} name={str(form.name)} email={str(form.email)} error={err.message} />,
+          <SignupForm
+            csrf={c.var.csrf}
+            name={str(form.name)}
+            email={str(form.email)}
+            referralCode={str(form.referralCode)}
+            error={err.message}
+          />,
         );
       }
     })

@@ -1,6 +1,7 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppDeps, Merchant } from "../../core/deps.js";
 import type { DomainError } from "../../core/errors.js";
+import type { Agent } from "../../modules/agents/agents.js";
 
 /** The signed-in merchant as the dashboard shows it. */
 export type DashMerchant = Merchant & { email: string | null };
@@ -11,8 +12,8 @@ export type LowGasTank = { balanceMicros: bigint; thresholdMicros: bigint };
 /**
  * Variables of the dashboard's routes: the dependencies (set by the app that mounts it), the HTTP status of a
  * domain error (the mounting app's one mapping, api/errors.ts), the form token of this browser
- * (web/dashboard/csrf.ts) and, behind the session guard, the merchant, its session token and its Gas Tank
- * when below its alert threshold (null otherwise).
+ * (web/dashboard/csrf.ts) and, behind the session guard, the merchant, its session token, its Gas Tank
+ * when below its alert threshold (null otherwise) and its agent terms (null: not an agent account).
  */
 export type DashEnv = {
   Variables: {
@@ -22,5 +23,6 @@ export type DashEnv = {
     merchant: DashMerchant;
     session: string;
     lowGasTank: LowGasTank | null;
+    agent: Agent | null;
   };
 };

@@ -4,6 +4,7 @@ import { html } from "hono/html";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDomainError, type DomainError } from "../../core/errors.js";
 import { logger } from "../../core/log.js";
+import { findAgent } from "../../modules/agents/agents.js";
 import { lowGasTank } from "../../modules/gas-tank/alert.js";
 import { serveAsset } from "../assets.js";
 import { dashboardAsset } from "./assets.js";
@@ -22,6 +23,7 @@ import { paymentDetailScreen } from "./screens/payment-detail.js";
 import { paymentsScreen } from "./screens/payments.js";
 import { terminalsScreen } from "./screens/terminals.js";
 import { cashiersScreen } from "./screens/cashiers.js";
+import { agentScreen } from "./screens/agent.js";
 
 /** What the mounting app lends the dashboard: its notion of the caller's address, its rate limits, its error statuses. */
 export type DashboardOptions = {
@@ -73,6 +75,8 @@ export function createDashboard(opts: DashboardOptions) {
   // The low-balance banner of every screen (layout.tsx): one statement per request, balance and threshold together.
   screens.use(async (c, next) => {
     c.set("lowGasTank", await lowGasTank(c.var.deps.db.pool, c.var.merchant.id));
+    // The Agent screen's link shows only for agent accounts (and that screen reads the terms from here).
+    c.set("agent", await findAgent(c.var.deps.db.pool, c.var.merchant.id));
     await next();
   });
   screens.get("/", (c) => c.redirect("/dashboard/payments", 303));
@@ -86,6 +90,7 @@ export function createDashboard(opts: DashboardOptions) {
   screens.route("/", vaultScreen);
   screens.route("/", terminalsScreen);
   screens.route("/", cashiersScreen);
+  screens.route("/", agentScreen);
   dash.route("/", screens);
 
   dash.onError((err, c) => {

@@ -21,10 +21,15 @@ export const SCREENS = [
   { path: "/dashboard/cashiers", label: "Cashiers" },
 ] as const;
 
+/** The Agent screen: in the navigation of agent accounts only. */
+export const AGENT_SCREEN = { path: "/dashboard/agent", label: "Agent" } as const;
+
 type LayoutProps = {
   title: string;
   csrf: string;
   merchant?: DashMerchant;
+  /** The merchant is an agent: its screen is in the navigation. */
+  agent?: boolean;
   active?: string;
   /** The Gas Tank below its alert threshold: a banner above the screen. */
   lowGasTank?: LowGasTank | null;
@@ -84,13 +89,13 @@ const LowGasTankBanner = (p: { low: LowGasTank }) => (
   </div>
 );
 
-const Nav = (p: { merchant: DashMerchant; csrf: string; active?: string }) => (
+const Nav = (p: { merchant: DashMerchant; csrf: string; active?: string; agent?: boolean }) => (
   <header class="top">
     <a class="brand" href="/dashboard">
       chainpay
     </a>
     <nav>
-      {SCREENS.map((s) => (
+      {[...SCREENS, ...(p.agent ? [AGENT_SCREEN] : [])].map((s) => (
         <a href={s.path} class={p.active === s.path ? "active" : ""}>
           {s.label}
         </a>
@@ -116,7 +121,7 @@ export const Layout = (p: LayoutProps) => (
       <script src={assetUrl("dashboard.js")} defer></script>
     </head>
     <body>
-      {p.merchant ? <Nav merchant={p.merchant} csrf={p.csrf} active={p.active} /> : null}
+      {p.merchant ? <Nav merchant={p.merchant} csrf={p.csrf} active={p.active} agent={p.agent} /> : null}
       <main>
         {p.merchant && p.lowGasTank && p.active !== GAS_TANK_SCREEN ? <LowGasTankBanner low={p.lowGasTank} /> : null}
         <h1>{p.title}</h1>
@@ -135,7 +140,14 @@ export const Layout = (p: LayoutProps) => (
 export function screen(c: Context<DashEnv>, p: { title: string; active?: string; status?: ContentfulStatusCode }, body: Child) {
   return c.html(
     html`<!doctype html>${(
-        <Layout title={p.title} csrf={c.var.csrf} merchant={c.var.merchant} active={p.active} lowGasTank={c.var.lowGasTank}>
+        <Layout
+          title={p.title}
+          csrf={c.var.csrf}
+          merchant={c.var.merchant}
+          agent={!!c.var.agent}
+          active={p.active}
+          lowGasTank={c.var.lowGasTank}
+        >
           {body}
         </Layout>
       )}`,

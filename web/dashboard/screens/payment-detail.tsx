@@ -101,6 +101,12 @@ const Fees = (p: { d: PaymentDetail }) => {
     <dl class="facts" data-testid="payment-fees">
       <dt>Platform fee</dt>
       <dd>{`${fees.platformFee} ${token.symbol} (${fees.feePercentage}%${p.d.promoApplied ? ", waived by the promotion" : ""})`}</dd>
+      {fees.agentFee !== "0" && (
+        <>
+          <dt>Agent fee</dt>
+          <dd>{`${fees.agentFee} ${token.symbol} (your referring agent's markup)`}</dd>
+        </>
+      )}
       <dt>Gas fee</dt>
       <dd>{`${fees.gasFee} ${token.symbol}`}</dd>
       <dt>Processing fee</dt>

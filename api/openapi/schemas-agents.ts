@@ -1,0 +1,116 @@
+import { z } from "zod";
+import { MERCHANT_TYPES, type MerchantType } from "../../modules/merchants/merchants.js";
+import { address, decimal, txHash, unixMs, uuid } from "./schemas-common.js";
+
+// Hand-written zod schemas of /v1/agent (modules/agents/agents.ts, earnings.ts, withdrawals.ts; docs/agents.md).
+// The two request bodies are here too: the agent modules check them by hand (updateAgent, requestWithdrawal), not with
+// an exported zod schema, so these describe what those checks accept; they validate nothing themselves.
+
+const chainId = z
+  .string()
+  .regex(/^\d+$/)
+  .meta({ description: "Network id, as a string", examples: ["137"] });
+const bps = z.number().int().min(0).max(10_000);
+
+// ---- requests ----
+
+export const UpdateAgentRequest = z
+  .strictObject({
+    markupBps: bps.optional().meta({
+      description:
+        "The agent's markup on its referred merchants' payments, whole basis points from 0 to its `markupCapBps`; applies to payments created from then on",
+      examples: [50],
+    }),
+    payoutAddress: address.optional().meta({ description: "Where withdrawals are paid; not the zero address. Stored checksummed" }),
+  })
+  .meta({ description: "The fields to change; omitted ones stay as they are. Checked by modules/agents/agents.ts updateAgent" });
+
+export const AgentWithdrawalRequest = z
+  .strictObject({
+    chainId: z
+      .string()
+      .regex(/^[1-9][0-9]{0,9}$/)
+      .meta({ description: "A supported chain id, as a string", examples: ["137"] }),
+    token: address.meta({
+      description:
+        'The token whose balance is withdrawn (the zero address: the native coin); with `balance: "usd"`, the chain\'s 6-decimal USDT or USDC it is paid in',
+    }),
+    balance: z.enum(["token", "usd"]).optional().meta({
+      description: "`token` (default): what was earned in `token` on `chainId`; `usd`: the USD balance (Gas Tank payments' fees)",
+    }),
+  })
+  .meta({ description: "Which balance to withdraw, whole. Checked by modules/agents/withdrawals.ts requestWithdrawal" });
+
+// ---- answers ----
+
+export const Agent = z
+  .object({
+    agentId: uuid.meta({ description: "The agent's merchant account id" }),
+    referralCode: z
+      .string()
+      .regex(/^[2-9A-HJKMNP-Z]{10}$/)
+      .meta({ description: "Given to merchants at sign-up (case-insensitive)", examples: ["7KQ2MZP9XD"] }),
+    markupBps: bps.meta({ description: "The agent's markup, in basis points of the requested amount", examples: [50] }),
+    markupCapBps: bps.meta({ description: "The highest markup the operator allows this agent", examples: [100] }),
+    platformShareBps: bps.meta({ description: "The agent's share of its referred merchants' platform fees", examples: [3000] }),
+    payoutAddress: address.nullable().meta({ description: "Where withdrawals are paid; null until the agent sets it" }),
+  })
+  .meta({ description: "An agent's terms and settings (docs/agents.md)" });
+
+export const AgentBalance = z
+  .object({
+    chainId: chainId.meta({ description: 'Network id, as a string; "0" for the USD balance', examples: ["137"] }),
+    currency: z.string().meta({
+      description: "Token address, lowercase (the zero address: the native coin), or `usd` (USDT micros: Gas Tank payments' fees)",
+      examples: ["0xc2132d05d31c914a87c6611c10748aeb04b58e8f", "usd"],
+    }),
+    symbol: z.string().meta({ examples: ["USDT", "USD"] }),
+    decimals: z.number().int(),
+    markup: decimal.meta({ description: "Earned as markup", examples: ["1.25"] }),
+    platformShare: decimal.meta({ description: "Earned as a share of platform fees", examples: ["0.3"] }),
+    withdrawn: decimal.meta({ description: "Withdrawn, less withdrawals that failed", examples: ["0"] }),
+    available: decimal.meta({ description: "What a withdrawal would take now", examples: ["1.55"] }),
+  })
+  .meta({ description: "Earnings of one chain and currency, decimal strings (exact)" });
+
+export const AgentWithBalances = Agent.extend({ balances: z.array(AgentBalance) }).meta({
+  description: "An agent's terms and settings, and its balances per chain and currency",
+});
+
+export const ReferredMerchant = z
+  .object({
+    merchantId: uuid,
+    name: z.string(),
+    merchantType: z.enum(Object.keys(MERCHANT_TYPES) as [MerchantType, ...MerchantType[]]),
+    createdAt: unixMs,
+    completedPayments: z.number().int().min(0),
+    volume: z
+      .array(z.object({ chainId, token: address, symbol: z.string(), amount: decimal }))
+      .meta({ description: "Completed volume per chain and token (requested amounts) while referred by this agent" }),
+  })
+  .meta({ description: "A merchant the agent referred" });
+
+export const ReferredMerchantList = z.object({ data: z.array(ReferredMerchant) });
+
+/** agent_withdrawals.status (db/migrations/0018_agents.sql). */
+const WITHDRAWAL_STATUSES = ["requested", "signed", "sent", "paid", "failed"] as const;
+
+export const AgentWithdrawal = z
+  .object({
+    withdrawalId: uuid,
+    chainId,
+    token: address.meta({ description: "Token paid (checksummed); the zero address for the native coin" }),
+    symbol: z.string(),
+    amount: decimal,
+    to: address.meta({ description: "The payout address at the time of the request" }),
+    status: z.enum(WITHDRAWAL_STATUSES).meta({
+      description: "`requested` → `signed` → `sent` → `paid` (mined), or `failed` (reverted: the amount returns to the balance)",
+    }),
+    transactionHash: txHash.nullable(),
+    createdAt: unixMs,
+  })
+  .meta({ description: "A withdrawal of an agent's earnings to its payout address" });
+
+export const AgentWithdrawalList = z.object({
+  data: z.array(AgentWithdrawal).meta({ description: "Newest first, at most 100" }),
+});

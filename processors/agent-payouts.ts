@@ -1,0 +1,23 @@
+import { privateKeyToAccount } from "viem/accounts";
+import type { Hex } from "viem";
+import { txSender } from "../chains/tx-sender.js";
+import { payAgentWithdrawals } from "../modules/agents/withdrawals.js";
+import { settlerAccount } from "../modules/settlement/shared.js";
+import { defineProcessor } from "./runner.js";
+
+/** Pays agents' withdrawals from AGENT_PAYOUT_PRIVATE_KEY (default: the settler's key), through the transaction sender. */
+export function agentPayouts() {
+  return defineProcessor({
+    name: "agent-payouts",
+    intervalMs: (deps) => Math.max(deps.config.SETTLER_INTERVAL_MS, 1_000),
+    async run(deps) {
+      const key = deps.config.AGENT_PAYOUT_PRIVATE_KEY;
+      const account = key ? privateKeyToAccount(key as Hex) : settlerAccount(deps);
+      for (const chain of deps.chains) {
+        const client = deps.clients.get(chain.chainId);
+        if (!client) continue;
+        await payAgentWithdrawals(deps, chain, txSender({ db: deps.db, chain, client, account }));
+      }
+    },
+  });
+}
