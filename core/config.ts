@@ -66,6 +66,8 @@ const schema = z.object({
     .string()
     .optional()
     .refine((v) => v === undefined || /^0x[0-9a-fA-F]{64}$/.test(v), "AGENT_PAYOUT_PRIVATE_KEY must be a 0x-prefixed 32-byte hex key"),
+  /** Blocks deep an agent withdrawal's transfer must be before it is paid (or, reverted, refunded); default: the chain's finalityBlocks. */
+  AGENT_PAYOUT_CONFIRMATIONS: z.coerce.number().int().positive().optional(),
   /** Highest markup an agent may set, in basis points, for agents the CLI creates without `--cap`. */
   AGENT_MARKUP_CAP_BPS: z.coerce.number().int().min(0).max(10_000).default(100),
   /** Share of a referred merchant's platform fee that accrues to its agent, in basis points (the hosted service pays 30%). */

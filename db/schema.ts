@@ -87,6 +87,9 @@ export const agentWithdrawals = pgTable("agent_withdrawals", {
   txHash: text("tx_hash"),
   rawTx: text("raw_tx"),
   error: text("error"),
+  blockNumber: numeric("block_number", { precision: 78, scale: 0 }),
+  attempts: integer("attempts").notNull().default(0),
+  nextAttemptAt: ts("next_attempt_at"),
   createdAt: ts("created_at").notNull().defaultNow(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });

@@ -4,6 +4,7 @@ import { txSender } from "../chains/tx-sender.js";
 import { payAgentWithdrawals } from "../modules/agents/withdrawals.js";
 import { settlerAccount } from "../modules/settlement/shared.js";
 import { defineProcessor } from "./runner.js";
+import { logger } from "../core/log.js";
 
 /** Pays agents' withdrawals from AGENT_PAYOUT_PRIVATE_KEY (default: the settler's key), through the transaction sender. */
 export function agentPayouts() {
@@ -16,7 +17,12 @@ export function agentPayouts() {
       for (const chain of deps.chains) {
         const client = deps.clients.get(chain.chainId);
         if (!client) continue;
-        await payAgentWithdrawals(deps, chain, txSender({ db: deps.db, chain, client, account }));
+        // One chain's outage does not stop the others' payouts.
+        try {
+          await payAgentWithdrawals(deps, chain, txSender({ db: deps.db, chain, client, account }));
+        } catch (e) {
+          logger("agent-payouts").error({ chainId: chain.chainId, err: e }, "agent payouts pass failed on this chain");
+        }
       }
     },
   });

@@ -1,3 +1,4 @@
+import { agentWithdrawalBody, updateAgentBody } from "../../modules/agents/bodies.js";
 import type { z } from "zod";
 import { bridgeOrderBody, bridgeQuoteQuery } from "../../modules/bridge/orders.js";
 import { loginForm } from "../../modules/merchants/sessions.js";
@@ -206,6 +207,24 @@ export const ROUTE_SCHEMAS = {
     validator: "modules/vault/deposits.ts vaultDepositsQuery",
     notes: { limit: "1-100, default 50", status: "Deposit status", externalUserId: "Only this user's deposits" },
   },
+  UpdateAgentRequest: {
+    schema: updateAgentBody,
+    validator: "modules/agents/bodies.ts updateAgentBody",
+    notes: {
+      markupBps: "Whole basis points from 0 to the agent's `markupCapBps` (above it: 400 with the cap in the message); new payments only",
+      payoutAddress: "Where withdrawals are paid: an EVM address, not the zero address; stored checksummed",
+    },
+  },
+  AgentWithdrawalRequest: {
+    schema: agentWithdrawalBody,
+    validator: "modules/agents/bodies.ts agentWithdrawalBody",
+    notes: {
+      chainId: "A supported chain id, as a string",
+      token:
+        'The token whose balance is withdrawn (the zero address: the native coin); with `balance: "usd"`, the chain\'s 6-decimal USDT or USDC it is paid in',
+      balance: "`token` (default): what was earned in `token` on `chainId`; `usd`: the USD balance (Gas Tank payments' fees)",
+    },
+  },
 } satisfies Record<string, RouteSchema>;
 
 /** Each route schema under its component name. */
@@ -219,10 +238,7 @@ export const routeSchema = (name: string): RouteSchema | undefined => (ROUTE_SCH
 export const routeSchemaOf = (schema: z.ZodType): RouteSchema | undefined =>
   Object.values(ROUTE_SCHEMAS as Record<string, RouteSchema>).find((r) => r.schema === schema);
 
-/**
- * Every named component schema: the routes' own (above) and the hand-written ones of api/openapi/schemas-*.ts (the
- * agent request bodies among them: modules/agents checks them by hand, with no zod schema to import).
- */
+/** Every named component schema: the routes' own (above) and the hand-written ones of api/openapi/schemas-*.ts. */
 export const COMPONENTS = {
   ...schemasOf(ROUTE_SCHEMAS),
 
@@ -272,8 +288,6 @@ export const COMPONENTS = {
   VaultDepositListResult: vault.withVault(vault.VaultDepositList),
   PublicVaultTokens: vault.PublicVaultTokens,
 
-  UpdateAgentRequest: agents.UpdateAgentRequest,
-  AgentWithdrawalRequest: agents.AgentWithdrawalRequest,
   Agent: agents.Agent,
   AgentBalance: agents.AgentBalance,
   AgentWithBalances: agents.AgentWithBalances,

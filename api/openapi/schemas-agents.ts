@@ -2,44 +2,14 @@ import { z } from "zod";
 import { MERCHANT_TYPES, type MerchantType } from "../../modules/merchants/merchants.js";
 import { address, decimal, txHash, unixMs, uuid } from "./schemas-common.js";
 
-// Hand-written zod schemas of /v1/agent (modules/agents/agents.ts, earnings.ts, withdrawals.ts; docs/agents.md).
-// The two request bodies are here too: the agent modules check them by hand (updateAgent, requestWithdrawal), not with
-// an exported zod schema, so these describe what those checks accept; they validate nothing themselves.
+// Hand-written zod schemas of the /v1/agent answers (modules/agents/agents.ts, earnings.ts, withdrawals.ts;
+// docs/agents.md). The request bodies are the modules' own (modules/agents/bodies.ts, in components.ts ROUTE_SCHEMAS).
 
 const chainId = z
   .string()
   .regex(/^\d+$/)
   .meta({ description: "Network id, as a string", examples: ["137"] });
 const bps = z.number().int().min(0).max(10_000);
-
-// ---- requests ----
-
-export const UpdateAgentRequest = z
-  .strictObject({
-    markupBps: bps.optional().meta({
-      description:
-        "The agent's markup on its referred merchants' payments, whole basis points from 0 to its `markupCapBps`; applies to payments created from then on",
-      examples: [50],
-    }),
-    payoutAddress: address.optional().meta({ description: "Where withdrawals are paid; not the zero address. Stored checksummed" }),
-  })
-  .meta({ description: "The fields to change; omitted ones stay as they are. Checked by modules/agents/agents.ts updateAgent" });
-
-export const AgentWithdrawalRequest = z
-  .strictObject({
-    chainId: z
-      .string()
-      .regex(/^[1-9][0-9]{0,9}$/)
-      .meta({ description: "A supported chain id, as a string", examples: ["137"] }),
-    token: address.meta({
-      description:
-        'The token whose balance is withdrawn (the zero address: the native coin); with `balance: "usd"`, the chain\'s 6-decimal USDT or USDC it is paid in',
-    }),
-    balance: z.enum(["token", "usd"]).optional().meta({
-      description: "`token` (default): what was earned in `token` on `chainId`; `usd`: the USD balance (Gas Tank payments' fees)",
-    }),
-  })
-  .meta({ description: "Which balance to withdraw, whole. Checked by modules/agents/withdrawals.ts requestWithdrawal" });
 
 // ---- answers ----
 
@@ -87,13 +57,16 @@ export const ReferredMerchant = z
     volume: z
       .array(z.object({ chainId, token: address, symbol: z.string(), amount: decimal }))
       .meta({ description: "Completed volume per chain and token (requested amounts) while referred by this agent" }),
+    earnings: z.array(z.object({ chainId, currency: z.string(), symbol: z.string(), amount: decimal })).meta({
+      description: "What this merchant's completed payments earned the agent (markup and share), per chain and currency (`usd`: chain 0)",
+    }),
   })
   .meta({ description: "A merchant the agent referred" });
 
 export const ReferredMerchantList = z.object({ data: z.array(ReferredMerchant) });
 
 /** agent_withdrawals.status (db/migrations/0018_agents.sql). */
-const WITHDRAWAL_STATUSES = ["requested", "signed", "sent", "paid", "failed"] as const;
+const WITHDRAWAL_STATUSES = ["requested", "signed", "sent", "mined", "reverted", "paid", "failed"] as const;
 
 export const AgentWithdrawal = z
   .object({
@@ -104,7 +77,8 @@ export const AgentWithdrawal = z
     amount: decimal,
     to: address.meta({ description: "The payout address at the time of the request" }),
     status: z.enum(WITHDRAWAL_STATUSES).meta({
-      description: "`requested` → `signed` → `sent` → `paid` (mined), or `failed` (reverted: the amount returns to the balance)",
+      description:
+        "`requested` → `signed` → `sent` → `mined` → `paid` once final, or `reverted` → `failed` once final (the amount returns to the balance)",
     }),
     transactionHash: txHash.nullable(),
     createdAt: unixMs,

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
-import { getAddress, isAddress } from "viem";
 import type { Db } from "../../db/client.js";
 import { Conflict, Forbidden, Invalid, NotFound } from "../../core/errors.js";
 import type { AppDeps, MerchantAgent } from "../../core/deps.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { firstIssue } from "../../core/zod-issues.js";
+import { MARKUP_MESSAGE, UPDATE_ORDER, updateAgentBody } from "./bodies.js";
 
 /** An agent as the API shows it to itself (GET /v1/agent). */
 export type Agent = {
@@ -146,28 +147,24 @@ export async function setAgentTerms(db: Db, agentId: string, terms: { markupCapB
 }
 
 /**
- * The agent's own settings (PATCH /v1/agent): its markup within the operator's cap, and its payout address.
- * Payments already created keep the markup they were created with.
+ * The agent's own settings (PATCH /v1/agent, the dashboard): its markup within the operator's cap, and its payout
+ * address (bodies.ts updateAgentBody). Payments already created keep the markup they were created with.
  */
 export async function updateAgent(db: Db, agentId: string, body: unknown): Promise<Agent> {
   const agent = await requireAgent(db.pool, agentId);
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new Invalid("Invalid request body");
-  const { markupBps, payoutAddress, ...rest } = body as Record<string, unknown>;
-  const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw new Invalid(`Unknown field: ${unknown}`);
-  if (markupBps !== undefined && (typeof markupBps !== "number" || !bpsIn(markupBps, agent.markupCapBps)))
-    throw new Invalid(`markupBps must be a whole number of basis points between 0 and ${agent.markupCapBps}`);
-  if (
-    payoutAddress !== undefined &&
-    (typeof payoutAddress !== "string" || !isAddress(payoutAddress, { strict: false }) || BigInt(payoutAddress) === 0n)
-  )
-    throw new Invalid("payoutAddress must be an EVM address");
+  const parsed = updateAgentBody.safeParse(body === undefined ? {} : body);
+  if (!parsed.success) {
+    const issue = firstIssue(parsed.error.issues, UPDATE_ORDER);
+    throw new Invalid(issue.path[0] === "markupBps" ? MARKUP_MESSAGE(agent.markupCapBps) : issue.message);
+  }
+  const { markupBps, payoutAddress } = parsed.data;
+  if (markupBps !== undefined && markupBps > agent.markupCapBps) throw new Invalid(MARKUP_MESSAGE(agent.markupCapBps));
   const { rows } = await db.pool.query<AgentRow>(
     `UPDATE agents SET markup_bps = coalesce($2, markup_bps), payout_address = coalesce($3, payout_address), updated_at = now()
      WHERE merchant_id = $1 AND coalesce($2, markup_bps) <= markup_cap_bps RETURNING *`,
-    [agentId, markupBps ?? null, payoutAddress === undefined ? null : getAddress(payoutAddress as string)],
+    [agentId, markupBps ?? null, payoutAddress ?? null],
   );
   // The cap was lowered between the read and the write.
-  if (!rows[0]) throw new Invalid(`markupBps must be a whole number of basis points between 0 and ${agent.markupCapBps}`);
+  if (!rows[0]) throw new Invalid(MARKUP_MESSAGE(agent.markupCapBps));
   return toAgent(rows[0]);
 }

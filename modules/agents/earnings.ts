@@ -15,7 +15,8 @@ type Movement = { kind: "markup" | "platform_share"; chainId: number; currency: 
 /**
  * What a completed payment earns its agent (docs/agents.md): its markup, and `agent_share_bps` of its platform fee
  * rounded down. In the payment's token where the fees were taken from the payment (gasless, payer-covers-fee); in USD
- * micros where they were charged to the Gas Tank, each at its USD value as the Gas Tank was charged, rounded down.
+ * micros where they were charged to the Gas Tank, each at its USD value as the Gas Tank was charged, rounded down
+ * (nothing for a payment priced by the merchant's `customPriceUsd`).
  */
 export function earningsOf(p: PaymentRow): Movement[] {
   if (!p.agent_id) return [];
@@ -29,14 +30,15 @@ export function earningsOf(p: PaymentRow): Movement[] {
       if (units > 0n) out.push({ kind, chainId: p.chain_id, currency, decimals: p.token_decimals, symbol: p.token_symbol, units });
       return;
     }
-    if (!p.price_usd) return;
+    // A merchant-supplied price would let a merchant and its agent turn Gas Tank credit into withdrawable USD.
+    if (!p.price_usd || p.price_source === "custom") return;
     const usd18 = unitsToUsd18Ceil(units, p.token_decimals, parsePrice18(p.price_usd));
     const micros = usd18 / MICROS_PER_USD18;
     if (micros > 0n) out.push({ kind, chainId: 0, currency: USD_CURRENCY, decimals: USD_DECIMALS, symbol: "USD", units: micros });
   };
   add("markup", markup);
   // The share of a Gas Tank payment's platform fee: of its USD value, so the rounding matches what the tank paid.
-  if (gasTank && p.price_usd) {
+  if (gasTank && p.price_usd && p.price_source !== "custom") {
     const platformUsd18 = unitsToUsd18Ceil(BigInt(p.platform_fee_units), p.token_decimals, parsePrice18(p.price_usd));
     const micros = mulDivFloor(platformUsd18, BigInt(p.agent_share_bps), BPS) / MICROS_PER_USD18;
     if (micros > 0n)
@@ -112,6 +114,8 @@ export type ReferredMerchant = {
   completedPayments: number;
   /** Completed volume per chain and token (requested amounts), decimal strings. */
   volume: { chainId: string; token: string; symbol: string; amount: string }[];
+  /** What the merchant's payments earned the agent, per chain and currency (markup and share together). */
+  earnings: { chainId: string; currency: string; symbol: string; amount: string }[];
 };
 
 /** The merchants an agent referred, with their completed payments and volume since (only the agent's own). */
@@ -134,6 +138,20 @@ export async function referredMerchants(db: Pick<pg.Pool, "query">, agentId: str
       GROUP BY merchant_id, chain_id, token_address, token_symbol, token_decimals ORDER BY chain_id, token_symbol`,
     [agentId],
   );
+  const { rows: earned } = await db.query<{
+    merchant_id: string;
+    chain_id: number;
+    currency: string;
+    symbol: string;
+    decimals: number;
+    units: string;
+  }>(
+    `SELECT p.merchant_id, e.chain_id, e.currency, max(e.symbol) AS symbol, max(e.decimals) AS decimals, sum(e.units)::text AS units
+       FROM agent_earnings e JOIN payments p ON p.id = e.payment_id
+      WHERE e.agent_id = $1 AND e.kind IN ('markup', 'platform_share')
+      GROUP BY p.merchant_id, e.chain_id, e.currency ORDER BY e.chain_id, e.currency`,
+    [agentId],
+  );
   return merchants.map((m) => {
     const mine = volume.filter((v) => v.merchant_id === m.id);
     return {
@@ -148,6 +166,14 @@ export async function referredMerchants(db: Pick<pg.Pool, "query">, agentId: str
         symbol: v.token_symbol,
         amount: formatAmount(BigInt(v.units), v.token_decimals),
       })),
+      earnings: earned
+        .filter((e) => e.merchant_id === m.id)
+        .map((e) => ({
+          chainId: String(e.chain_id),
+          currency: e.currency,
+          symbol: e.symbol,
+          amount: formatAmount(BigInt(e.units), e.decimals),
+        })),
     };
   });
 }

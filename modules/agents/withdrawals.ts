@@ -1,13 +1,14 @@
-import { encodeFunctionData, erc20Abi, getAddress, isAddress, zeroAddress, type Address, type Hex } from "viem";
+import { encodeFunctionData, erc20Abi, getAddress, zeroAddress, type Address, type Hex } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid } from "../../core/errors.js";
 import { formatAmount } from "../../core/money.js";
 import { logger } from "../../core/log.js";
 import { withTransaction } from "../../db/client.js";
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
-import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
+import { GasEstimateError, isReceiptNotFound, type TxSender } from "../../chains/tx-sender.js";
 import { requireAgent } from "./agents.js";
 import { USD_CURRENCY } from "./earnings.js";
+import { agentWithdrawalBody, parseAgentBody } from "./bodies.js";
 
 export const NOTHING_TO_WITHDRAW = "Nothing to withdraw";
 export const NO_PAYOUT_ADDRESS = "Set a payout address first";
@@ -64,15 +65,9 @@ export async function requestWithdrawal(
   agentId: string,
   body: unknown,
 ): Promise<AgentWithdrawal> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new Invalid("Invalid request body");
-  const { chainId, token, balance = "token", ...rest } = body as Record<string, unknown>;
-  const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw new Invalid(`Unknown field: ${unknown}`);
-  if (typeof chainId !== "string" || !/^[1-9][0-9]{0,9}$/.test(chainId)) throw new Invalid("chainId must be a chain id string");
+  const { chainId, token, balance } = parseAgentBody(agentWithdrawalBody, body, "withdrawal");
   const chain = deps.chains.find((c) => c.chainId === Number(chainId));
   if (!chain) throw new Invalid("Unsupported network");
-  if (typeof token !== "string" || !isAddress(token, { strict: false })) throw new Invalid("Invalid Token address format");
-  if (balance !== "token" && balance !== "usd") throw new Invalid('balance must be "token" or "usd"');
   const native = token.toLowerCase() === zeroAddress;
   const known = native ? null : findToken(chain, token);
   if (!native && !known && balance === "usd") throw new Invalid("Unsupported token");
@@ -130,13 +125,70 @@ export async function listWithdrawals(deps: Pick<AppDeps, "db">, agentId: string
   return rows.map(toWithdrawal);
 }
 
+const RETRY_BASE_MS = 5_000;
+const RETRY_MAX_MS = 10 * 60_000;
+
 /**
- * One pass of the agent-payouts processor on a chain: what became of the withdrawals already signed (mined: paid;
- * reverted: failed, the amount given back to the balance; dropped: sent again), then the requested ones sent. A
- * withdrawal the payout wallet cannot cover stays requested, with the reason, until the operator funds the wallet.
+ * One pass of the agent-payouts processor on a chain. What became of the withdrawals already signed: mined or
+ * reverted is recorded, and final once AGENT_PAYOUT_CONFIRMATIONS (default the chain's finality) deep and still in the
+ * chain: `paid`, or `failed` with the amount given back to the balance; dropped for its nonce: sent again. Then the
+ * requested ones are sent. One that cannot be sent now (the payout wallet short of the token or of gas, an RPC error)
+ * keeps its reason and is retried with a backoff, so it never holds up the others.
  */
 export async function payAgentWithdrawals(deps: AppDeps, chain: ActiveChain, sender: TxSender): Promise<void> {
   const log = logger("agent-payouts").child({ chainId: chain.chainId });
+  await reconcileWithdrawals(deps, chain, sender);
+  await finalizeWithdrawals(deps, chain);
+  const { rows: requested } = await deps.db.pool.query<WithdrawalRow & { attempts: number }>(
+    `SELECT * FROM agent_withdrawals WHERE chain_id = $1 AND status = 'requested' AND (next_attempt_at IS NULL OR next_attempt_at <= $2)
+      ORDER BY next_attempt_at NULLS FIRST, created_at, id LIMIT 20`,
+    [chain.chainId, new Date(deps.now())],
+  );
+  for (const w of requested) {
+    try {
+      await send(deps, sender, w);
+    } catch (e) {
+      const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** w.attempts);
+      const reason = e instanceof GasEstimateError ? "the payout wallet cannot send it yet" : "sending failed";
+      await deps.db.pool.query(
+        `UPDATE agent_withdrawals SET error = $2, attempts = attempts + 1, next_attempt_at = $3, updated_at = now() WHERE id = $1 AND status = 'requested'`,
+        [w.id, `${reason}: ${(e as Error).message.split("\n")[0]}`, new Date(deps.now() + wait)],
+      );
+      log.warn({ withdrawalId: w.id, retryInMs: wait, error: (e as Error).message.split("\n")[0] }, `agent withdrawal waits: ${reason}`);
+    }
+  }
+}
+
+async function send(deps: AppDeps, sender: TxSender, w: WithdrawalRow) {
+  const units = BigInt(w.units);
+  const native = w.token_address.toLowerCase() === zeroAddress;
+  const to = getAddress(w.to_address) as Address;
+  await sender.sendTransaction({
+    to: native ? to : (getAddress(w.token_address) as Address),
+    value: native ? units : undefined,
+    data: native ? undefined : encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, units] }),
+    claim: async (client) => {
+      const { rows } = await client.query(`SELECT 1 FROM agent_withdrawals WHERE id = $1 AND status = 'requested' FOR UPDATE`, [w.id]);
+      return rows.length === 1;
+    },
+    record: async (client, tx) => {
+      await client.query(
+        `UPDATE agent_withdrawals SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, error = NULL, updated_at = now()
+          WHERE id = $1`,
+        [w.id, tx.from, tx.nonce, tx.hash, tx.rawTx],
+      );
+    },
+    sent: async (tx) => {
+      await deps.db.pool.query(
+        `UPDATE agent_withdrawals SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`,
+        [tx.hash],
+      );
+    },
+  });
+}
+
+/** Signed or sent: mined or reverted is recorded with its block (final later); dropped goes back to `requested`. */
+async function reconcileWithdrawals(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
   const { rows: live } = await deps.db.pool.query<{ id: string; status: string; tx_hash: Hex; raw_tx: Hex; nonce: number }>(
     `SELECT id, status, tx_hash, raw_tx, nonce FROM agent_withdrawals WHERE chain_id = $1 AND signer = $2 AND status IN ('signed', 'sent') ORDER BY nonce`,
     [chain.chainId, sender.address.toLowerCase()],
@@ -145,80 +197,89 @@ export async function payAgentWithdrawals(deps: AppDeps, chain: ActiveChain, sen
     live.map((r) => ({ ...r, hash: r.tx_hash, rawTx: r.raw_tx })),
     async (w, outcome) => {
       await withTransaction(deps.db, async (client) => {
-        const cur = await client.query<WithdrawalRow & { agent_id: string; currency: string }>(
-          `SELECT * FROM agent_withdrawals WHERE id = $1 AND status IN ('signed', 'sent') FOR UPDATE`,
+        const cur = await client.query<{ status: string }>(
+          `SELECT status FROM agent_withdrawals WHERE id = $1 AND status IN ('signed', 'sent') FOR UPDATE`,
           [w.id],
         );
-        const row = cur.rows[0];
-        if (!row) return; // another replica reconciled it
+        if (!cur.rows[0]) return; // another replica reconciled it
         const now = new Date(deps.now());
-        if (outcome.status === "mined") {
-          await client.query(`UPDATE agent_withdrawals SET status = 'paid', updated_at = $2 WHERE id = $1`, [w.id, now]);
-        } else if (outcome.status === "reverted") {
-          await client.query(
-            `UPDATE agent_withdrawals SET status = 'failed', error = 'transaction reverted', updated_at = $2 WHERE id = $1`,
-            [w.id, now],
-          );
-          // The amount goes back to the balance, once.
-          await client.query(
-            `INSERT INTO agent_earnings (agent_id, kind, withdrawal_id, chain_id, currency, decimals, symbol, units, created_at)
-             SELECT agent_id, 'withdrawal_refund', withdrawal_id, chain_id, currency, decimals, symbol, -units, $2
-               FROM agent_earnings WHERE withdrawal_id = $1 AND kind = 'withdrawal'
-             ON CONFLICT (withdrawal_id, kind) WHERE withdrawal_id IS NOT NULL DO NOTHING`,
-            [w.id, now],
-          );
-          log.error({ withdrawalId: w.id, txHash: w.tx_hash }, "agent withdrawal reverted; amount returned to the balance");
-        } else if (outcome.status === "dropped") {
+        if (outcome.status === "mined" || outcome.status === "reverted")
+          await client.query(`UPDATE agent_withdrawals SET status = $2, block_number = $3, updated_at = $4 WHERE id = $1`, [
+            w.id,
+            outcome.status,
+            outcome.receipt.blockNumber.toString(),
+            now,
+          ]);
+        else if (outcome.status === "dropped")
           // Its nonce went to another transaction: it can never mine; sent again with a new one.
           await client.query(
             `UPDATE agent_withdrawals SET status = 'requested', signer = NULL, nonce = NULL, tx_hash = NULL, raw_tx = NULL, updated_at = $2 WHERE id = $1`,
             [w.id, now],
           );
-        } else if (row.status === "signed") {
+        else if (cur.rows[0].status === "signed")
           await client.query(`UPDATE agent_withdrawals SET status = 'sent', updated_at = $2 WHERE id = $1`, [w.id, now]);
-        }
       });
     },
   );
+}
 
-  const { rows: requested } = await deps.db.pool.query<WithdrawalRow>(
-    `SELECT * FROM agent_withdrawals WHERE chain_id = $1 AND status = 'requested' ORDER BY created_at, id LIMIT 20`,
+/**
+ * Mined or reverted, deep enough: the receipt is read again. Still there in the same block: `paid`, or `failed` with
+ * the amount returned to the balance, once. Gone (a re-org): back to `sent`, and the sender broadcasts the same
+ * bytes again. In another block: that block is waited for.
+ */
+async function finalizeWithdrawals(deps: AppDeps, chain: ActiveChain) {
+  const { rows } = await deps.db.pool.query<{ id: string; status: string; tx_hash: Hex; block_number: string }>(
+    `SELECT id, status, tx_hash, block_number FROM agent_withdrawals WHERE chain_id = $1 AND status IN ('mined', 'reverted') ORDER BY block_number`,
     [chain.chainId],
   );
-  for (const w of requested) {
-    const units = BigInt(w.units);
-    const native = w.token_address.toLowerCase() === zeroAddress;
-    const to = getAddress(w.to_address) as Address;
+  if (!rows.length) return;
+  const client = deps.clients.get(chain.chainId)!;
+  const depth = BigInt(deps.config.AGENT_PAYOUT_CONFIRMATIONS ?? chain.finalityBlocks);
+  const head = await client.getBlockNumber();
+  for (const w of rows) {
+    if (head - BigInt(w.block_number) + 1n < depth) continue;
+    let receipt: Awaited<ReturnType<typeof client.getTransactionReceipt>> | null;
     try {
-      await sender.sendTransaction({
-        to: native ? to : (getAddress(w.token_address) as Address),
-        value: native ? units : undefined,
-        data: native ? undefined : encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, units] }),
-        claim: async (client) => {
-          const { rows } = await client.query(`SELECT 1 FROM agent_withdrawals WHERE id = $1 AND status = 'requested' FOR UPDATE`, [w.id]);
-          return rows.length === 1;
-        },
-        record: async (client, tx) => {
-          await client.query(
-            `UPDATE agent_withdrawals SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, error = NULL, updated_at = now() WHERE id = $1`,
-            [w.id, tx.from, tx.nonce, tx.hash, tx.rawTx],
-          );
-        },
-        sent: async (tx) => {
-          await deps.db.pool.query(
-            `UPDATE agent_withdrawals SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`,
-            [tx.hash],
-          );
-        },
-      });
+      receipt = await client.getTransactionReceipt({ hash: w.tx_hash });
     } catch (e) {
-      if (!(e instanceof GasEstimateError)) throw e;
-      // The payout wallet cannot make this transfer now (not enough of the token or of gas): kept, retried next pass.
-      await deps.db.pool.query(`UPDATE agent_withdrawals SET error = $2, updated_at = now() WHERE id = $1 AND status = 'requested'`, [
-        w.id,
-        `payout wallet cannot send it yet: ${e.message.split("\n")[0]}`,
-      ]);
-      log.warn({ withdrawalId: w.id }, "agent withdrawal waits: the payout wallet cannot cover it");
+      if (!isReceiptNotFound(e)) throw e;
+      receipt = null;
     }
+    await withTransaction(deps.db, async (c) => {
+      const cur = await c.query(`SELECT 1 FROM agent_withdrawals WHERE id = $1 AND status = $2 FOR UPDATE`, [w.id, w.status]);
+      if (!cur.rowCount) return;
+      const now = new Date(deps.now());
+      if (!receipt) {
+        await c.query(`UPDATE agent_withdrawals SET status = 'sent', block_number = NULL, updated_at = $2 WHERE id = $1`, [w.id, now]);
+      } else if (receipt.blockNumber.toString() !== w.block_number || (receipt.status === "success") !== (w.status === "mined")) {
+        const status = receipt.status === "success" ? "mined" : "reverted";
+        await c.query(`UPDATE agent_withdrawals SET status = $2, block_number = $3, updated_at = $4 WHERE id = $1`, [
+          w.id,
+          status,
+          receipt.blockNumber.toString(),
+          now,
+        ]);
+      } else if (w.status === "mined") {
+        await c.query(`UPDATE agent_withdrawals SET status = 'paid', updated_at = $2 WHERE id = $1`, [w.id, now]);
+      } else {
+        await c.query(`UPDATE agent_withdrawals SET status = 'failed', error = 'transaction reverted', updated_at = $2 WHERE id = $1`, [
+          w.id,
+          now,
+        ]);
+        // The amount goes back to the balance, once.
+        await c.query(
+          `INSERT INTO agent_earnings (agent_id, kind, withdrawal_id, chain_id, currency, decimals, symbol, units, created_at)
+           SELECT agent_id, 'withdrawal_refund', withdrawal_id, chain_id, currency, decimals, symbol, -units, $2
+             FROM agent_earnings WHERE withdrawal_id = $1 AND kind = 'withdrawal'
+           ON CONFLICT (withdrawal_id, kind) WHERE withdrawal_id IS NOT NULL DO NOTHING`,
+          [w.id, now],
+        );
+        logger("agent-payouts").error(
+          { withdrawalId: w.id, txHash: w.tx_hash },
+          "agent withdrawal reverted; amount returned to the balance",
+        );
+      }
+    });
   }
 }

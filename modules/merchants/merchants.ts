@@ -10,7 +10,7 @@ export type MerchantType = keyof typeof MERCHANT_TYPES;
 
 /** Checks a merchant type and its platform fee (spec "Fees"); the fee defaults to the type's. */
 function feeOfType(type: MerchantType, platformFeeBps?: number): number {
-  if (!(type in MERCHANT_TYPES)) throw new Error(`merchant type must be one of ${Object.keys(MERCHANT_TYPES).join(", ")}`);
+  if (!Object.hasOwn(MERCHANT_TYPES, type)) throw new Error(`merchant type must be one of ${Object.keys(MERCHANT_TYPES).join(", ")}`);
   const bps = platformFeeBps ?? MERCHANT_TYPES[type];
   if (type === "member" && bps !== 0) throw new Error("Member plan merchants pay no platform fee");
   if (type === "direct" && bps !== 100) throw new Error("direct merchants pay a 1% platform fee (100 bps)");

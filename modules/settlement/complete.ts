@@ -66,7 +66,7 @@ export async function complete(deps: AppDeps, chain: ActiveChain) {
       }
       const gasUsed = Math.ceil(Number(r.gasUsed) / Number(r.batch));
       const debit = await settlementFeeCharged(client, r.id);
-      await transition(client, r.id, {
+      const done = await transition(client, r.id, {
         from: ["deploying_wallet"],
         to: "completed",
         reason: "settled to the merchant wallet",
@@ -81,8 +81,8 @@ export async function complete(deps: AppDeps, chain: ActiveChain) {
           },
         },
       });
-      // In the same transaction as the completion: the agent's markup and share, once (docs/agents.md).
-      await accrueAgentEarnings(client, p0, now);
+      // Only a payment this transaction completed, in the same transaction: the agent's markup and share (docs/agents.md).
+      if (done) await accrueAgentEarnings(client, done, now);
     });
   }
 }

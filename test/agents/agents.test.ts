@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
-import { parseEther, parseUnits, type Address, type Hex } from "viem";
+import { parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { attachMerchant, createAgent } from "../../modules/agents/agents.js";
+import { accrueAgentEarnings } from "../../modules/agents/earnings.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -22,7 +23,9 @@ const h = () => chainHelpers(svc.deps.chains.find((c) => c.chainId === CHAIN)!);
 const WAIT = { timeout: 150_000 };
 
 beforeAll(async () => {
-  svc = await startTestService({ env: { GAS_TANK_CONFIRMATIONS: "1", AGENT_PAYOUT_PRIVATE_KEY: payoutKey } });
+  svc = await startTestService({
+    env: { GAS_TANK_CONFIRMATIONS: "1", AGENT_PAYOUT_PRIVATE_KEY: payoutKey, AGENT_PAYOUT_CONFIRMATIONS: "3" },
+  });
   agent = await svc.newMerchant({ name: "Agent A" });
   await createAgent(svc.deps.db, agent.id, { markupCapBps: 100, platformShareBps: 3000 });
   merchant = await svc.newMerchant({ name: "Referred shop" });
@@ -190,9 +193,25 @@ describe("a referred direct merchant", () => {
       [agent.id],
     );
     expect(rows[0]).toEqual({ markup: "100000", share: "60000" });
+    // Per payment: each ledger row is its payment's markup or floor(30% of its platform fee); in USD micros for the Gas
+    // Tank payment (price 1: units are micros). Nothing for the 30 free ones.
+    const { rows: perPayment } = await svc.deps.db.pool.query(
+      `SELECT e.kind, e.currency, e.units::text AS units, p.agent_fee_units::text AS markup, p.platform_fee_units::text AS platform, p.gasless, p.payer_covers_fee
+         FROM agent_earnings e JOIN payments p ON p.id = e.payment_id WHERE e.agent_id = $1 ORDER BY p.created_at, e.kind`,
+      [agent.id],
+    );
+    expect(perPayment).toHaveLength(6);
+    for (const r of perPayment) {
+      expect(r.currency).toBe(r.gasless || r.payer_covers_fee ? usdc : "usd");
+      expect(BigInt(r.units)).toBe(r.kind === "markup" ? BigInt(r.markup) : (BigInt(r.platform) * 3000n) / 10000n);
+    }
     const merchants = await svc.http("GET", "/v1/agent/merchants", { apiKey: agent.apiKey });
     expect(merchants.body.data).toEqual([
       expect.objectContaining({ merchantId: merchant.id, name: "Referred shop", merchantType: "direct", completedPayments: 33 }),
+    ]);
+    expect(merchants.body.data[0].earnings).toEqual([
+      { chainId: "0", currency: "usd", symbol: "USD", amount: "0.08" },
+      { chainId: String(CHAIN), currency: usdc, symbol: "USDC", amount: "0.16" },
     ]);
     expect(merchants.body.data[0].volume).toEqual([
       { chainId: String(CHAIN), token: h().token("USDC").address, symbol: "USDC", amount: "87" },
@@ -217,13 +236,20 @@ describe("a referred direct merchant", () => {
       { ...WAIT, what: "the withdrawal to wait for funds" },
     );
     await h().mint("USDC", payoutWallet.address, 160_000n);
+    // Polled in the database: the API allows 60 requests a minute.
     await waitFor(
       async () => {
-        const list = await svc.http("GET", "/v1/agent/withdrawals", { apiKey: agent.apiKey });
-        return list.body.data[0].status === "paid" && list.body.data[0];
+        const { rows } = await svc.deps.db.pool.query(`SELECT status FROM agent_withdrawals WHERE id = $1`, [first.body.withdrawalId]);
+        return rows[0].status === "paid";
       },
       { ...WAIT, what: "withdrawal paid" },
     );
+    const list = await svc.http("GET", "/v1/agent/withdrawals", { apiKey: agent.apiKey });
+    expect(list.body.data[0]).toMatchObject({
+      withdrawalId: first.body.withdrawalId,
+      status: "paid",
+      transactionHash: expect.stringMatching(/^0x/),
+    });
     expect(await h().balanceOf("USDC", agentPayout)).toBe(160_000n);
     const res = await svc.http("GET", "/v1/agent", { apiKey: agent.apiKey });
     expect(res.body.balances[1]).toMatchObject({ withdrawn: "0.16", available: "0" });
@@ -232,13 +258,88 @@ describe("a referred direct merchant", () => {
   it("pays the USD balance in a 6-decimal stablecoin; two requests at once make one withdrawal", async () => {
     await h().mint("USDT", payoutWallet.address, 80_000n);
     const body = { chainId: String(CHAIN), token: h().token("USDT").address, balance: "usd" };
-    const both = await Promise.all([0, 1].map(() => svc.http("POST", "/v1/agent/withdrawals", { apiKey: agent.apiKey, body })));
-    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
+    // Both requests start while another transaction holds the agent's row: they must queue on it, not both read the balance.
+    const holder = await svc.deps.db.pool.connect();
+    let both: Promise<{ status: number }[]>;
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM agents WHERE merchant_id = $1 FOR UPDATE`, [agent.id]);
+      both = Promise.all([0, 1].map(() => svc.http("POST", "/v1/agent/withdrawals", { apiKey: agent.apiKey, body })));
+      await waitFor(
+        async () => {
+          const { rows } = await svc.deps.db.pool.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM agents WHERE merchant_id%FOR UPDATE%'`,
+          );
+          return rows[0].n >= 1;
+        },
+        { what: "a withdrawal waiting on the agent's row" },
+      );
+    } finally {
+      await holder.query("COMMIT");
+      holder.release();
+    }
+    expect((await both).map((r) => r.status).sort()).toEqual([201, 409]);
     await waitFor(async () => (await h().balanceOf("USDT", agentPayout)) === 80_000n, { ...WAIT, what: "USDT withdrawal on-chain" });
     const { rows } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM agent_withdrawals WHERE agent_id = $1`, [agent.id]);
     expect(rows[0].n).toBe(2);
+    await waitFor(
+      async () => {
+        const { rows } = await svc.deps.db.pool.query(`SELECT status FROM agent_withdrawals WHERE agent_id = $1 AND currency = 'usd'`, [
+          agent.id,
+        ]);
+        return rows.length === 1 && rows[0].status === "paid";
+      },
+      { ...WAIT, what: "USD withdrawal paid" },
+    );
     const res = await svc.http("GET", "/v1/agent", { apiKey: agent.apiKey });
     expect(res.body.balances[0]).toMatchObject({ currency: "usd", withdrawn: "0.08", available: "0" });
+  });
+
+  it("earns exactly on an 18-decimal coin at an oracle price, and records a completion's earnings once", async () => {
+    const polygon = chainHelpers(svc.deps.chains.find((c) => c.chainId === 137)!);
+    const p = await create(merchant.apiKey, {
+      chainId: "137",
+      merchant: payout(),
+      token: zeroAddress,
+      amount: "3.000000000000000001",
+      gasless: true,
+    });
+    await polygon.sendNative(p.recipient, p.due);
+    await completed([p.id]);
+    const { rows } = await svc.deps.db.pool.query(
+      `SELECT e.kind, e.units::text AS units, e.currency, e.decimals, p.agent_fee_units::text AS markup, p.platform_fee_units::text AS platform
+         FROM agent_earnings e JOIN payments p ON p.id = e.payment_id WHERE e.payment_id = $1 ORDER BY e.kind`,
+      [p.id],
+    );
+    // 0.5% and 1% of 3.000000000000000001, rounded up: 15000000000000001 and 30000000000000001 wei; 30% share rounded down.
+    expect(rows).toEqual([
+      {
+        kind: "markup",
+        units: "15000000000000001",
+        currency: zeroAddress,
+        decimals: 18,
+        markup: "15000000000000001",
+        platform: "30000000000000001",
+      },
+      {
+        kind: "platform_share",
+        units: "9000000000000000",
+        currency: zeroAddress,
+        decimals: 18,
+        markup: "15000000000000001",
+        platform: "30000000000000001",
+      },
+    ]);
+    // Accruing the same completed payment again records nothing more.
+    const { rows: row } = await svc.deps.db.pool.query(`SELECT * FROM payments WHERE id = $1`, [p.id]);
+    const client = await svc.deps.db.pool.connect();
+    try {
+      await accrueAgentEarnings(client, row[0], Date.now());
+    } finally {
+      client.release();
+    }
+    const { rows: again } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM agent_earnings WHERE payment_id = $1`, [p.id]);
+    expect(again[0].n).toBe(2);
   });
 });
 
@@ -246,7 +347,8 @@ describe("terms and isolation", () => {
   it("a referred Member-plan merchant pays no platform fee, gets no promotion, and pays the markup", async () => {
     const member = await svc.newMerchant({ name: "Member shop", type: "member" });
     await attachMerchant(svc.deps.db, member.id, agent.id);
-    const p = await create(member.apiKey, { merchant: payout(), token: h().token("USDC").address, amount: "10", payerCoversFee: true });
+    const to = payout();
+    const p = await create(member.apiKey, { merchant: to, token: h().token("USDC").address, amount: "10", payerCoversFee: true });
     const item = await listed(member.apiKey, p.id);
     expect(item.fees).toEqual({
       platformFee: "0",
@@ -263,6 +365,14 @@ describe("terms and isolation", () => {
       used: 0,
       remaining: 0,
     });
+    await h().pay("USDC", p.recipient, p.due);
+    await completed([p.id]);
+    expect(await h().balanceOf("USDC", to)).toBe(10_000_000n);
+    // The markup alone: no platform fee, so no share.
+    const { rows: earned } = await svc.deps.db.pool.query(`SELECT kind, units::text AS units FROM agent_earnings WHERE payment_id = $1`, [
+      p.id,
+    ]);
+    expect(earned).toEqual([{ kind: "markup", units: "50000" }]);
   });
 
   it("refuses a markup above the cap, and an agent sees only its own merchants", async () => {

@@ -246,10 +246,9 @@ describe("the OpenAPI document", () => {
       }
       if (validators.size) withValidator.push(`${method} ${path}`);
     }
-    // GraphQL checks its own request (docs/graphql.md), and the agent modules check their two bodies by hand
-    // (modules/agents/agents.ts updateAgent, withdrawals.ts requestWithdrawal): the inputs without a module schema.
-    expect(without.sort()).toEqual(["get /graphql query", "patch /v1/agent body", "post /graphql body", "post /v1/agent/withdrawals body"]);
-    expect(withValidator.length).toBe(22);
+    // GraphQL checks its own request (docs/graphql.md): the only input without a module schema.
+    expect(without.sort()).toEqual(["get /graphql query", "post /graphql body"]);
+    expect(withValidator.length).toBe(24);
   });
 });
 

@@ -235,6 +235,7 @@ const Referred = (p: { merchants: ReferredMerchant[]; chains: readonly ActiveCha
               <th>Joined</th>
               <th class="num">Completed payments</th>
               <th>Volume</th>
+              <th>Earned</th>
             </tr>
           </thead>
           <tbody>
@@ -251,6 +252,17 @@ const Referred = (p: { merchants: ReferredMerchant[]; chains: readonly ActiveCha
                     m.volume.map((v) => (
                       <div class="mono">
                         {v.amount} {v.symbol} <span class="muted">on {chainName(p.chains, v.chainId)}</span>
+                      </div>
+                    ))
+                  )}
+                </td>
+                <td>
+                  {m.earnings.length === 0 ? (
+                    <span class="muted">—</span>
+                  ) : (
+                    m.earnings.map((e) => (
+                      <div class="mono">
+                        {e.amount} {e.symbol} {e.currency === "usd" ? null : <span class="muted">on {chainName(p.chains, e.chainId)}</span>}
                       </div>
                     ))
                   )}
