@@ -365,7 +365,7 @@ describe("WalletFactory admin", () => {
 
 // Gas is deterministic on a given EVM: these are budgets, not timings (bench/sweep-gas.ts prints the whole table).
 describe("gas", () => {
-  it("ERC-20 and USDT-like in batches of 50: <= 60k per payment (fresh wallets), <= 45k per re-sweep", { timeout: 120_000 }, async () => {
+  it("ERC-20 and USDT-like in batches of 50: <= 60k per payment (fresh wallets), <= 45k per re-sweep", { timeout: 300_000 }, async () => {
     for (const token of ["erc20", "usdt"] as const) {
       const g = await measureBatchGas(fx, { token, n: 50 });
       console.log(`[gas] ${token} batch of 50: ${g.perFresh} per payment fresh, ${g.perResweep} per re-sweep`);
@@ -374,7 +374,7 @@ describe("gas", () => {
     }
   });
 
-  it("batching pays: a batch of 10 costs less per payment than single sweeps, for every kind of token", { timeout: 120_000 }, async () => {
+  it("batching pays: a batch of 10 costs less per payment than single sweeps, for every kind of token", { timeout: 300_000 }, async () => {
     for (const token of ["erc20", "usdt", "native"] as const) {
       const one = await measureBatchGas(fx, { token, n: 1 });
       const ten = await measureBatchGas(fx, { token, n: 10 });
