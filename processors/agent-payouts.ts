@@ -1,4 +1,4 @@
-import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { Hex } from "viem";
 import { txSender } from "../chains/tx-sender.js";
 import { payAgentWithdrawals } from "../modules/agents/withdrawals.js";
@@ -8,15 +8,22 @@ import { logger } from "../core/log.js";
 
 /** Pays agents' withdrawals from AGENT_PAYOUT_PRIVATE_KEY (default: the settler's key), through the transaction sender. */
 export function agentPayouts() {
+  let account: PrivateKeyAccount | undefined;
   return defineProcessor({
     name: "agent-payouts",
     intervalMs: (deps) => Math.max(deps.config.SETTLER_INTERVAL_MS, 1_000),
     async run(deps) {
+      // Most passes find nothing to do: one indexed query, then no key, sender or RPC.
+      const { rows } = await deps.db.pool.query<{ chain_id: number }>(
+        `SELECT DISTINCT chain_id FROM agent_withdrawals WHERE status IN ('requested', 'signed', 'sent', 'mined', 'reverted')`,
+      );
+      if (!rows.length) return;
       const key = deps.config.AGENT_PAYOUT_PRIVATE_KEY;
-      const account = key ? privateKeyToAccount(key as Hex) : settlerAccount(deps);
+      account ??= key ? privateKeyToAccount(key as Hex) : settlerAccount(deps);
+      const live = new Set(rows.map((r) => r.chain_id));
       for (const chain of deps.chains) {
         const client = deps.clients.get(chain.chainId);
-        if (!client) continue;
+        if (!client || !live.has(chain.chainId)) continue;
         // One chain's outage does not stop the others' payouts.
         try {
           await payAgentWithdrawals(deps, chain, txSender({ db: deps.db, chain, client, account }));
