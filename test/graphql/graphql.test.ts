@@ -1,14 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { getIntrospectionQuery } from "graphql";
-import pg from "pg";
 import { zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { executeGraphql } from "../../api/graphql/execute.js";
+import { startApiServer } from "../../api/server.js";
 import { MAX_DOCUMENT_BYTES } from "../../api/graphql/limits.js";
 import { schema } from "../../api/graphql/schema.js";
-import { createApiKey } from "../../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
 import { createTerminal } from "../../modules/terminals/terminals.js";
+import { readResponse } from "../helpers/clocked-api.js";
+import { startDeadRpc } from "../helpers/dead-rpc.js";
+import { createTestDeps } from "../helpers/deps.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // The merchant GraphQL API (/api/graphql) against the REST API it mirrors: the same payments, the
@@ -21,7 +24,6 @@ beforeAll(async () => {
   m = await svc.newMerchant();
 });
 afterAll(() => svc?.stop());
-afterEach(() => void vi.restoreAllMocks());
 
 const payout = () => privateKeyToAccount(generatePrivateKey()).address;
 const token = (chainId: number, symbol: string) =>
@@ -36,8 +38,45 @@ const body = (over: Record<string, unknown> = {}) => ({
 });
 
 type Gql = { status: number; body: { data?: any; errors?: any[] }; headers: Headers };
-const gql = (query: string, variables?: Record<string, unknown>, apiKey?: string, headers?: Record<string, string>) =>
-  svc.http("POST", "/graphql", { body: { query, variables }, apiKey, headers }) as Promise<Gql>;
+type Http = TestService["http"];
+/** A GraphQL request to the run's API, or (`http`) to another one (brokenApi). */
+const gql = (
+  query: string,
+  variables?: Record<string, unknown>,
+  apiKey?: string,
+  headers?: Record<string, string>,
+  http: Http = svc.http,
+) => http("POST", "/graphql", { body: { query, variables }, apiKey, headers }) as Promise<Gql>;
+
+/**
+ * A second API with one real part broken, for the failures a test cannot otherwise cause: over a schema of its own
+ * (migrated, then `sql` run in it: a table Postgres refuses), with `env` over the run's (a dead RPC), and a merchant of
+ * its own. Nothing is mocked: the failure is what Postgres or the socket answers. Stopped when the test ends.
+ */
+async function brokenApi(opts: { env?: Record<string, string>; sql?: string }) {
+  // No price cache, as the run's service (a failing price source shows at once).
+  const deps = await createTestDeps({ env: { PRICE_CACHE_TTL_MS: "0", ...opts.env } });
+  const server = await startApiServer(deps, 0, "127.0.0.1").catch(async (e) => {
+    await deps.cleanup();
+    throw e;
+  });
+  onTestFinished(async () => {
+    await server.close();
+    await deps.cleanup();
+  });
+  const merchant = await createMerchant(deps.db, { name: "Broken Shop" });
+  const apiKey = (await createApiKey(deps.db, merchant.id)).key;
+  if (opts.sql) await deps.db.pool.query(opts.sql);
+  const url = `http://127.0.0.1:${server.port}/api`;
+  const http: Http = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.body !== undefined) headers["content-type"] = "application/json";
+    if (o.apiKey) headers["x-api-key"] = o.apiKey;
+    const body = o.body === undefined ? undefined : typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+    return readResponse(await fetch(url + path, { method, headers, body }));
+  };
+  return { deps, apiKey, http };
+}
 
 const PAYMENT_FIELDS = `paymentId orderId description status createdAt completedAt expiresAt chainId
   token { address symbol decimals } amount receivedAmount merchant recipientAddress
@@ -221,18 +260,23 @@ describe("payments: the GraphQL list is the REST list", () => {
   });
 
   it("an unexpected failure is REST's 500, without its text: Internal server error", async () => {
-    const pool = svc.deps.db.pool;
-    const query = pool.query.bind(pool);
-    vi.spyOn(console, "error").mockImplementation(() => {});
-    vi.spyOn(pool, "query").mockImplementation(((text: unknown, ...rest: unknown[]) =>
-      typeof text === "string" && text.includes("FROM payments p LEFT JOIN terminals")
-        ? Promise.reject(new Error("secret db detail"))
-        : (query as any)(text, ...rest)) as any);
-    const rest = await svc.http("GET", "/v1/payments", { apiKey: m.apiKey });
-    expect(rest).toMatchObject({ status: 500, body: { error: "Internal server error" } });
-    const err = onlyError(await gql(`{ payments { hasMore } }`, undefined, m.apiKey), "payments");
-    expect(err).toMatchObject({ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR", http: 500 } });
-    expect(JSON.stringify(err)).not.toContain("secret");
+    // A real database failure: the list joins `terminals`, which this API's schema no longer has, so Postgres refuses the
+    // list's statement (relation "terminals" does not exist) after the key lookup, which needs no terminal, succeeded.
+    const broken = await brokenApi({ sql: `ALTER TABLE terminals RENAME TO terminals_gone` });
+    const rest = await broken.http("GET", "/v1/payments", { apiKey: broken.apiKey });
+    expect({ status: rest.status, body: rest.body }).toEqual({
+      status: 500,
+      body: { error: "Internal server error", code: "internal_error" },
+    });
+    const res = await gql(`{ payments { hasMore } }`, undefined, broken.apiKey, undefined, broken.http);
+    const err = onlyError(res, "payments");
+    expect({ message: err.message, path: err.path, extensions: err.extensions }).toEqual({
+      message: "Internal server error",
+      path: ["payments"],
+      extensions: { code: "INTERNAL_SERVER_ERROR", http: 500 },
+    });
+    // Postgres's text stays in the log.
+    expect(JSON.stringify(rest.body) + JSON.stringify(res.body)).not.toMatch(/terminals|relation|does not exist/);
   });
 });
 
@@ -244,14 +288,19 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
     503: "SERVICE_UNAVAILABLE",
   };
 
-  /** POST /payments and createPayment with the same body: the same error. */
-  async function sameError(input: Record<string, unknown>, apiKey: string | undefined, expected: { error: string; status: number }) {
-    const rest = await svc.http("POST", "/payments", { body: input, apiKey });
+  /** POST /payments and createPayment with the same body: the same error (on the run's API, or `http`'s). */
+  async function sameError(
+    input: Record<string, unknown>,
+    apiKey: string | undefined,
+    expected: { error: string; status: number },
+    http: Http = svc.http,
+  ) {
+    const rest = await http("POST", "/payments", { body: input, apiKey });
     expect({ status: rest.status, body: rest.body }, JSON.stringify(input).slice(0, 200)).toEqual({
       status: expected.status,
       body: { error: expected.error },
     });
-    const err = onlyError(await gql(CREATE, { input }, apiKey), "createPayment");
+    const err = onlyError(await gql(CREATE, { input }, apiKey, undefined, http), "createPayment");
     expect({ message: err.message, extensions: err.extensions, path: err.path }).toEqual({
       message: expected.error,
       extensions: { code: CODE[expected.status], http: expected.status },
@@ -298,26 +347,31 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
   });
 
   it("Oracle price unavailable (503) when the price source fails", async () => {
-    const key = (await svc.newMerchant()).apiKey;
-    vi.spyOn(console, "warn").mockImplementation(() => {});
-    for (const client of svc.deps.clients.values()) vi.spyOn(client, "readContract").mockRejectedValue(new Error("rpc down"));
-    await sameError(body({ chainId: "137", token: zeroAddress, amount: "1" }), key, { error: "Oracle price unavailable", status: 503 });
+    // The oracle's chain RPC is down (a node that drops every connection); the native coin has no other price source.
+    const rpc = await startDeadRpc();
+    onTestFinished(() => rpc.close());
+    const broken = await brokenApi({ env: { RPC_URL_137: rpc.url } });
+    await sameError(
+      body({ chainId: "137", token: zeroAddress, amount: "1" }),
+      broken.apiKey,
+      { error: "Oracle price unavailable", status: 503 },
+      broken.http,
+    );
+    // The oracle was asked (and its connections dropped): the 503 is the RPC's failure, not a missing price.
+    expect(rpc.connections).toBeGreaterThan(0);
+    expect((await broken.deps.db.pool.query(`SELECT count(*)::int AS n FROM payments`)).rows[0].n).toBe(0);
   });
 
   it("Failed to create payment (500) when creation throws", async () => {
-    const key = (await svc.newMerchant()).apiKey;
-    // Creation is one statement on a pooled client (pool.query calls it with a callback): fail the insert on any client.
-    const query = pg.Client.prototype.query;
-    vi.spyOn(console, "error").mockImplementation(() => {});
-    vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, text: unknown, ...rest: unknown[]) {
-      // The insert is a named prepared statement: a config object ({name, text, values}), not a string.
-      const sql = typeof text === "string" ? text : (text as { text?: unknown } | null)?.text;
-      if (!(typeof sql === "string" && /\bINSERT INTO payments\b/.test(sql))) return (query as any).call(this, text, ...rest);
-      const callback = rest.find((a) => typeof a === "function") as ((e: Error) => void) | undefined;
-      if (!callback) return Promise.reject(new Error("db down"));
-      setImmediate(() => callback(new Error("db down")));
-    } as any);
-    await sameError(body(), key, { error: "Failed to create payment", status: 500 });
+    // A real database failure at the insert: this API's payments table takes no new row (a CHECK no row passes; NOT VALID
+    // holds it for new rows only). The body's checks, the key and the quote before it run as usual.
+    const broken = await brokenApi({ sql: `ALTER TABLE payments ADD CONSTRAINT refuses_every_row CHECK (false) NOT VALID` });
+    await sameError(body(), broken.apiKey, { error: "Failed to create payment", status: 500 }, broken.http);
+    // One statement: neither the payment nor its watched address was written.
+    const counts = await broken.deps.db.pool.query(
+      `SELECT (SELECT count(*)::int FROM payments) AS payments, (SELECT count(*)::int FROM watched_addresses WHERE kind = 'payment') AS watched`,
+    );
+    expect(counts.rows[0]).toEqual({ payments: 0, watched: 0 });
   });
 
   it("type errors of the schema are request errors (400, nothing runs)", async () => {

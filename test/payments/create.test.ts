@@ -579,13 +579,13 @@ describe("POST /payments: rate limit 100/minute per merchant", () => {
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
     // The limiter counts every request of the key, before the body is looked at.
-    expect((await post("{not json", m.apiKey)).status).toBe(429);
+    expect(await post("{not json", m.apiKey)).toMatchObject({ status: 429, body: { error: "Too many requests" } });
     const after = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM payments WHERE merchant_id = $1`, [m.id]);
     expect(after.rows[0].n).toBe(100);
 
     // Another key of the same merchant shares the budget; another merchant still creates.
     const second = await createApiKey(svc.deps.db, m.id, "second");
-    expect((await post(body(), second.key)).status).toBe(429);
+    expect(await post(body(), second.key)).toMatchObject({ status: 429, body: { error: "Too many requests" } });
     expect((await post(body(), (await svc.newMerchant()).apiKey)).status).toBe(200);
     // Reads are not limited by the creation limit.
     expect((await svc.http("GET", "/v1/payments?limit=1", { apiKey: m.apiKey })).status).toBe(200);

@@ -4,14 +4,15 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createApiKey } from "../../modules/merchants/merchants.js";
 import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
 import { startTestService, type TestService } from "../helpers/service.js";
+import { driveTo, placeInUnreachableStatus, UNREACHABLE_STATUSES } from "./fixtures/payment-states.js";
 
 // GET /v1/payments through HTTP only (spec "GET /v1/payments", "Errors", "Limits"): order,
 // cursor pagination over 250 payments, every filter, validation and isolation between merchants.
 let svc: TestService;
 /** Merchant A: 250 payments created through POST /payments with 3 API keys (100/min per key). */
 let A: { id: string; keys: string[]; payments: { paymentId: string; orderId: string }[] };
-/** Merchant B: 3 payments, and one of them reuses an orderId of A. */
-let B: { id: string; apiKey: string; paymentIds: string[] };
+/** Merchant B: 3 payments, two made before all of A's (older than any cursor of A), one reusing an orderId of A. */
+let B: { id: string; apiKey: string; paymentIds: string[]; beforeA: string[] };
 const TOTAL = 250;
 
 const payout = () => privateKeyToAccount(generatePrivateKey()).address;
@@ -60,6 +61,8 @@ const sql = (text: string, args: unknown[]) => svc.deps.db.pool.query(text, args
 
 beforeAll(async () => {
   svc = await startTestService({ processors: false });
+  const b = await svc.newMerchant();
+  const beforeA = [(await create(b.apiKey)).paymentId, (await create(b.apiKey)).paymentId];
   const m = await svc.newMerchant();
   const keys = [m.apiKey, (await createApiKey(svc.deps.db, m.id, "second")).key, (await createApiKey(svc.deps.db, m.id, "third")).key];
   const payments: { paymentId: string; orderId: string }[] = [];
@@ -75,15 +78,11 @@ beforeAll(async () => {
     payments.push(...(await Promise.all(round)));
   }
   A = { id: m.id, keys, payments };
-  const b = await svc.newMerchant();
   B = {
     id: b.id,
     apiKey: b.apiKey,
-    paymentIds: [
-      (await create(b.apiKey)).paymentId,
-      (await create(b.apiKey)).paymentId,
-      (await create(b.apiKey, { orderId: payments[0]!.orderId })).paymentId,
-    ],
+    beforeA,
+    paymentIds: [...beforeA, (await create(b.apiKey, { orderId: payments[0]!.orderId })).paymentId],
   };
 }, 120_000);
 afterAll(() => svc?.stop());
@@ -221,33 +220,38 @@ describe("GET /v1/payments: query validation", () => {
 
 describe("GET /v1/payments: filters", () => {
   it("status: each of the 13 statuses is accepted; the filter returns exactly the payments in that status", async () => {
+    expect(PAYMENT_STATUSES).toHaveLength(13);
     const m = await svc.newMerchant();
-    const made = await Promise.all(Array.from({ length: 6 }, () => create(m.apiKey)));
-    await sql(`UPDATE payments SET status = 'expired' WHERE id = ANY($1::uuid[])`, [[made[0]!.paymentId, made[1]!.paymentId]]);
-    await sql(`UPDATE payments SET status = 'completed', completed_at = now() WHERE id = $1`, [made[2]!.paymentId]);
-    const byStatus = async (s: string) => ids((await list(`?status=${s}`, m.apiKey)).data).sort();
-    expect(await byStatus("expired")).toEqual([made[0]!.paymentId, made[1]!.paymentId].sort());
-    expect(await byStatus("completed")).toEqual([made[2]!.paymentId]);
-    expect(await byStatus("pending")).toEqual(
-      made
-        .slice(3)
-        .map((p) => p.paymentId)
-        .sort(),
-    );
+    // Two payments in every status (pending: the two left as created), put there through the state machine.
+    const made = await Promise.all(Array.from({ length: 2 * PAYMENT_STATUSES.length }, () => create(m.apiKey)));
+    const inStatus = new Map(PAYMENT_STATUSES.map((s, i) => [s, [made[2 * i]!.paymentId, made[2 * i + 1]!.paymentId].sort()]));
+    // The spec's statuses that no transition of the service leads to (the service never enters them):
+    // no state-machine path exists, so the fixture writes them (with their audit row).
+    expect([...UNREACHABLE_STATUSES].sort()).toEqual(["sanctioned", "waiting_for_confirmation", "withdraw_request"]);
+    for (const [status, paymentIds] of inStatus) {
+      for (const id of paymentIds) {
+        if (status === "pending") continue;
+        const row = UNREACHABLE_STATUSES.includes(status)
+          ? await placeInUnreachableStatus(svc.deps, id, status)
+          : await driveTo(svc.deps, id, status);
+        expect(row.status).toBe(status);
+      }
+    }
     for (const s of PAYMENT_STATUSES) {
       const res = await get(`?status=${s}`, m.apiKey);
       expect(res.status, s).toBe(200);
-      for (const p of res.body.data) expect(p.status).toBe(s);
+      const data = res.body.data as any[];
+      expect(ids(data).sort(), s).toEqual(inStatus.get(s));
+      for (const p of data) expect(p.status, s).toBe(s);
     }
+    // Unfiltered: all 26, each with its status.
+    const all = await walk(m.apiKey, { limit: "100" });
+    expect(all.items).toHaveLength(made.length);
+    for (const p of all.items) expect(inStatus.get(p.status), p.status).toContain(p.paymentId);
     // Walking a filtered list.
-    const walked = await walk(m.apiKey, { status: "pending", limit: "2" });
-    expect(walked.sizes).toEqual([2, 1]);
-    expect(ids(walked.items).sort()).toEqual(
-      made
-        .slice(3)
-        .map((p) => p.paymentId)
-        .sort(),
-    );
+    const walked = await walk(m.apiKey, { status: "completed", limit: "1" });
+    expect(walked.sizes).toEqual([1, 1]);
+    expect(ids(walked.items).sort()).toEqual(inStatus.get("completed"));
     expect((await list("?status=pending", A.keys[0]!)).data).toHaveLength(100);
   });
 
@@ -373,9 +377,10 @@ describe("GET /v1/payments: authentication and isolation", () => {
     const shared = A.payments[0]!.orderId;
     expect(ids((await list(`?orderId=${encodeURIComponent(shared)}`, B.apiKey)).data)).toEqual([B.paymentIds[2]]);
     expect(ids((await list(`?orderId=${encodeURIComponent(shared)}`, A.keys[0]!)).data)).toEqual([A.payments[0]!.paymentId]);
-    // A's cursor used with B's key pages B's payments only.
+    // A's cursor used with B's key pages B's payments only: those older than the cursor's position.
     const aPage = await list("?limit=3", A.keys[0]!);
     const bWithA = await list(`?cursor=${encodeURIComponent(aPage.nextCursor!)}`, B.apiKey);
+    expect(ids(bWithA.data).sort()).toEqual([...B.beforeA].sort());
     for (const p of bWithA.data) expect(B.paymentIds).toContain(p.paymentId);
     // A's full walk holds none of B's payments.
     const all = await walk(A.keys[0]!, { limit: "100" });
@@ -386,6 +391,7 @@ describe("GET /v1/payments: authentication and isolation", () => {
 describe("GET /v1/payments: item shape", () => {
   it("every item has the list output fields with the spec's types", async () => {
     const { data } = await list("?limit=20", A.keys[0]!);
+    expect(data).toHaveLength(20);
     for (const p of data) {
       expect(p).toMatchObject({
         paymentId: expect.stringMatching(/^[0-9a-f-]{36}$/),

@@ -2,13 +2,15 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { PaymentStatus } from "../../modules/payments/status.js";
 import type { PaymentRow } from "../../modules/payments/types.js";
 import { redirectHash } from "../../modules/payments/verify-hash.js";
 import { startTestService, type TestService } from "../helpers/service.js";
+import { driveTo, type StepColumns } from "./fixtures/payment-states.js";
 
 // GET /payments/verify and the redirect flow (spec "GET /payments/verify", "Redirect verification"):
-// public, the hash is the proof. Completion is simulated in the database here; the lifecycle tests
-// cover real completion on chain.
+// public, the hash is the proof. Payments reach their statuses through the state machine (transition(), see
+// fixtures/payment-states.ts) without a chain; the lifecycle tests cover real completion on chain.
 let svc: TestService;
 let merchant: { id: string; apiKey: string };
 beforeAll(async () => {
@@ -33,10 +35,8 @@ async function row(id: string): Promise<PaymentRow> {
 const hashOf = (p: PaymentRow) => redirectHash(svc.deps.config.HASH_SECRET, p);
 /** GET /payments/verify with exactly the given query parameters, no API key. */
 const verify = (params: Record<string, string>) => svc.http("GET", `/payments/verify?${new URLSearchParams(params)}`);
-async function complete(id: string) {
-  await svc.deps.db.pool.query(`UPDATE payments SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1`, [id]);
-  return row(id);
-}
+/** pending -> paid -> deploying_wallet -> completed through transition(), with the columns the service writes. */
+const complete = (id: string, extra: StepColumns = {}) => driveTo(svc.deps, id, "completed", extra);
 
 describe("GET /payments/verify: errors", () => {
   it("missing id -> 400 Missing payment ID (also when the hash is missing too, or the id is empty)", async () => {
@@ -140,9 +140,9 @@ describe("GET /payments/verify: valid hash", () => {
   });
 
   it("statuses other than completed are valid but not verified", async () => {
-    for (const status of ["paid", "deploying_wallet", "awaiting_gas", "expired", "failed"]) {
+    for (const status of ["paid", "deploying_wallet", "awaiting_gas", "expired", "failed"] as PaymentStatus[]) {
       const { id, row: p } = await create();
-      await svc.deps.db.pool.query(`UPDATE payments SET status = $2 WHERE id = $1`, [id, status]);
+      expect((await driveTo(svc.deps, id, status)).status).toBe(status);
       const res = await verify({ id, hash: hashOf(p) });
       expect(res.status, status).toBe(200);
       expect(res.body).toMatchObject({ valid: true, verified: false, payment: { status } });
@@ -152,15 +152,21 @@ describe("GET /payments/verify: valid hash", () => {
 
   it("completed payment -> verified: true and completedAt (Unix ms); the transaction hash and received amount are reported", async () => {
     const { id, row: p } = await create({ amount: "7" });
-    const txHash = `0x${"ab".repeat(32)}`;
-    await svc.deps.db.pool.query(`UPDATE payments SET received_units = '7000000', payment_tx_hash = $2 WHERE id = $1`, [id, txHash]);
-    const done = await complete(id);
+    const paymentTx = `0x${"ab".repeat(32)}`;
+    const settlementTx = `0x${"cd".repeat(32)}`;
+    // Paid with 7.5 (what the detector records), then settled (what the settlement records).
+    const done = await complete(id, {
+      paid: { received_units: "7500000", overpayment_units: "500000", payment_tx_hash: paymentTx },
+      completed: { settlement_tx_hash: settlementTx },
+    });
+    expect(done).toMatchObject({ status: "completed", received_units: "7500000", settlement_tx_hash: settlementTx });
     const res = await verify({ id, hash: hashOf(p) });
     expect(res.status).toBe(200);
+    // transactionHash: the settlement's once there is one (the payer's transfer before).
     expect(res.body).toMatchObject({
       valid: true,
       verified: true,
-      payment: { paymentId: id, status: "completed", amount: "7", receivedAmount: "7", transactionHash: txHash },
+      payment: { paymentId: id, status: "completed", amount: "7", receivedAmount: "7.5", transactionHash: settlementTx },
     });
     expect(typeof res.body.payment.completedAt).toBe("number");
     expect(res.body.payment.completedAt).toBe(done.completed_at!.getTime());

@@ -1,8 +1,12 @@
 import { createHash } from "node:crypto";
+import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { indexerProgress } from "../../db/indexer-status.js";
+import { detectPayments } from "../../modules/payments/detect.js";
+import type { PaymentRow } from "../../modules/payments/types.js";
 import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
 import { allProcessors } from "../../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
@@ -83,6 +87,29 @@ async function get(paymentId: string, apiKey: string) {
 }
 async function row(paymentId: string) {
   return (await svc.deps.db.pool.query(`SELECT * FROM payments WHERE id = $1`, [paymentId])).rows[0];
+}
+/** The block Ponder has indexed on the test chain. */
+async function indexedBlock(): Promise<bigint> {
+  const p = (await indexerProgress(svc.deps.db))?.find((x) => x.chainId === CHAIN);
+  return BigInt(p?.indexedBlock ?? 0);
+}
+/**
+ * Polls a payment paid at block `transferBlock` until it leaves pending: each sample reads the status, then the
+ * indexed block. Fails if a non-pending status is ever seen while the indexer was still below `transferBlock + 1`
+ * (2 confirmations); returns the indexed block read right after the first non-pending status.
+ */
+async function watchConfirmations(paymentId: string, transferBlock: bigint): Promise<bigint> {
+  return waitFor(
+    async () => {
+      const status = (await row(paymentId)).status;
+      const indexed = await indexedBlock();
+      if (status === "pending") return null;
+      if (indexed < transferBlock + 1n)
+        throw new Error(`${paymentId} was ${status} with block ${indexed} indexed (transfer in ${transferBlock})`);
+      return indexed;
+    },
+    { timeout: WAIT, interval: 50, what: `${paymentId} to leave pending` },
+  );
 }
 let expiryQueue: Promise<unknown> = Promise.resolve();
 /**
@@ -178,7 +205,16 @@ describe("payment webhooks, end to end", () => {
     });
     const p = await get(id, shopA.apiKey);
     expect(p.status).toBe("pending");
-    await h.pay("USDT", p.recipientAddress, parseUnits("10.5", 6));
+    const transfer = await h.pay("USDT", p.recipientAddress, parseUnits("10.5", 6));
+    // The service waits for the 2nd confirmation: confirmations count against the block the indexer has indexed
+    // (processors/detector.ts; detect.ts counts a transfer at block B once latest - 2 + 1 >= B), so the
+    // payment may leave pending only once block B + 1 is indexed. Sampled while it waits: status first, then the
+    // indexer's block, so a non-pending status seen with the indexer still at B would prove it paid too early.
+    // (The deterministic form of this check, with the indexed block chosen by the test, is test (1b).)
+    expect(await watchConfirmations(id, transfer.blockNumber)).toBeGreaterThanOrEqual(transfer.blockNumber + 1n);
+    const paid = await row(id);
+    expect(paid.payment_block_number).toBe(transfer.blockNumber.toString());
+    expect(paid.payment_tx_hash).toBe(transfer.transactionHash);
 
     const { body } = await webhook(shopA, id, "payment.completed");
     const r = await row(id);
@@ -229,6 +265,55 @@ describe("payment webhooks, end to end", () => {
     // Not a withdrawal.
     expect(body).not.toHaveProperty("amountWithdrawn");
     expect(body).not.toHaveProperty("withdrawalTransactionHash");
+  });
+
+  it.concurrent("(1b) 2 confirmations: a transfer indexed with 1 confirmation is not counted; with the 2nd it pays", async () => {
+    // Detection driven by hand at a chosen indexed block, in a service of its own without processors (so no
+    // detector of its own runs ahead of the test): the same code the detector runs (detect.ts detectPayments).
+    const quiet = await startTestService({ processors: false });
+    try {
+      const m = await quiet.newMerchant({ name: "Confirmations" });
+      const h = chainHelpers(chain());
+      const res = await quiet.http("POST", "/payments", {
+        apiKey: m.apiKey,
+        body: {
+          orderId: `order-${Math.random()}`,
+          chainId: String(CHAIN),
+          merchant: payout(),
+          token: h.token("USDT").address,
+          amount: "10",
+          gasless: true,
+          blockConfirmations: 2,
+        },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const id = (res.body.url as string).split("/pay/")[1]!;
+      const state = async () => {
+        const { rows } = await quiet.deps.db.pool.query<Pick<PaymentRow, "status" | "received_units">>(
+          `SELECT status, received_units FROM payments WHERE id = $1`,
+          [id],
+        );
+        return rows[0];
+      };
+      const { rows } = await quiet.deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [id]);
+      const transfer = await h.pay("USDT", rows[0]!.recipient_address as Address, parseUnits("10", 6));
+      const B = transfer.blockNumber;
+      // The transfer is indexed (the detector counts only indexed transfers).
+      const t = quiet.deps.db.views.transfer;
+      await waitFor(
+        async () => (await quiet.deps.db.orm.select({ id: t.id }).from(t).where(eq(t.transactionHash, transfer.transactionHash))).length,
+        { timeout: WAIT, what: "the transfer indexed" },
+      );
+      const c = quiet.deps.chains.find((x) => x.chainId === CHAIN)!;
+      // Indexed up to B: 1 confirmation. Not counted at all, not even as a partial amount.
+      await detectPayments(quiet.deps, c, B);
+      expect(await state()).toEqual({ status: "pending", received_units: "0" });
+      // Indexed up to B + 1: 2 confirmations. Paid in full.
+      await detectPayments(quiet.deps, c, B + 1n);
+      expect(await state()).toEqual({ status: "paid", received_units: "10000000" });
+    } finally {
+      await quiet.stop();
+    }
   });
 
   it.concurrent("(2) partial payment withdrawn -> payment.withdrawn with amountWithdrawn and withdrawalTransactionHash", async () => {
@@ -312,13 +397,21 @@ describe("payment webhooks, end to end", () => {
     expect(body.feeDetails).toMatchObject({ merchantType: "direct" });
     // Default confirmations, exact amount, no description: those optional fields are absent.
     for (const k of ["blockConfirmations", "overpayment", "description"]) expect(body).not.toHaveProperty(k);
-    // The expired event went nowhere, even after one more dispatcher pass.
+    // The expired event went nowhere, even after one more dispatcher pass: B's URL got exactly the completion
+    // (B pays only in this test), and no URL got anything about the expired payment.
     await runner.runOnce("webhook-dispatcher");
-    expect(hooksFor(shopB.path, expiring)).toEqual([]);
-    expect(hooksFor(shopA.path, expiring)).toEqual([]);
+    const received = receiver.received.map(parsed);
+    const atB = received.filter((h) => h.req.path === shopB.path).map((h) => `${h.body.paymentId} ${h.body.event}`);
+    expect(atB).toEqual([`${paid} payment.completed`]);
+    expect(received.filter((h) => h.body.paymentId === expiring).map((h) => `${h.req.path} ${h.body.event}`)).toEqual([]);
   });
 
   it("delivers each event exactly once per webhook-id, and nothing else", async () => {
+    // An event of this test's own, so the comparisons below are never of two empty lists (this test run alone).
+    const h = chainHelpers(chain());
+    const own = await createExpired(shopA.apiKey, { merchant: payout(), token: h.token("USDC").address, amount: "4" });
+    await webhook(shopA, own, "payment.expired");
+    expect(expected.length).toBeGreaterThan(0);
     // One more pass: anything still due (a duplicate, an unexpected event) would arrive now.
     await runner.runOnce("webhook-dispatcher");
     const byId = new Map<string, Received[]>();
@@ -333,12 +426,14 @@ describe("payment webhooks, end to end", () => {
       const b = JSON.parse(r!.rawBody);
       return `${r!.path} ${b.paymentId} ${b.event}`;
     });
+    expect(events).toContain(`${shopA.path} ${own} payment.expired`);
     expect(events.sort()).toEqual(expected.map((e) => `${e.path} ${e.paymentId} ${e.event}`).sort());
     // The outbox agrees: one delivery per event, delivered on the first attempt, its id the webhook-id.
     const { rows } = await svc.deps.db.pool.query(
       `SELECT id, status, attempts, event, payment_id FROM webhook_deliveries WHERE merchant_id = ANY($1::uuid[])`,
       [[shopA.id, shopB.id]],
     );
+    expect(rows).toHaveLength(expected.length);
     expect(rows.map((d) => d.id).sort()).toEqual([...byId.keys()].sort());
     for (const d of rows) expect(d, `${d.event} ${d.payment_id}`).toMatchObject({ status: "success", attempts: 1 });
     expect(processorErrors.filter((m) => /webhook/.test(m))).toEqual([]);

@@ -2,22 +2,32 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { zeroAddress } from "viem";
 import { PriceIndexClient, priceIndexFromConfig, priceIndexPlatform } from "../../modules/pricing/price-index.js";
 import { startPriceIndexServer, type PriceIndexServer } from "../helpers/price-index-server.js";
+import { startScriptedHttpServer, type ScriptedHttpServer } from "../helpers/scripted-http-server.js";
 
 const TOKEN = "0x1111111111111111111111111111111111111111";
 const TOKEN_MIXED = "0xAbCdEf0123456789aBcDeF0123456789AbCdEf01";
 
 let px: PriceIndexServer;
+/** A provider answering as each test scripts it (broken bodies, no answer), for what the stand-in does not do. */
+let scripted: ScriptedHttpServer;
 let client: PriceIndexClient;
 const logs: string[] = [];
+const TOKEN_PATH = `/simple/token_price/polygon-pos?contract_addresses=${TOKEN}&vs_currencies=usd`;
 
 beforeAll(async () => {
   px = await startPriceIndexServer();
+  scripted = await startScriptedHttpServer();
   // A loaded test machine may take a while to answer: only the timeout test below uses a short timeout.
   client = new PriceIndexClient({ baseUrl: px.url, apiKey: "k-123", timeoutMs: 10_000, log: (m) => logs.push(m) });
 });
-afterAll(() => px.close());
+afterAll(async () => {
+  await px?.close();
+  await scripted?.close();
+});
 beforeEach(() => {
   px.reset();
+  scripted.requests.length = 0;
+  scripted.setReply(() => ({ status: 200, body: "{}" }));
   logs.length = 0;
 });
 
@@ -82,50 +92,63 @@ describe("price index adapter: token price", () => {
     px.setToken(137, TOKEN, { price: "1" });
     px.mode = "fail";
     expect(await client.tokenPrice(137, TOKEN)).toEqual({ status: "error", error: "HTTP 500" });
-    px.mode = "hang";
-    const quick = new PriceIndexClient({ baseUrl: px.url, apiKey: "k-123", timeoutMs: 300, log: (m) => logs.push(m) });
-    const t0 = Date.now();
-    expect(await quick.tokenPrice(137, TOKEN)).toMatchObject({ status: "error", error: "timeout after 300 ms" });
-    expect(Date.now() - t0).toBeLessThan(2_000);
-    expect(logs.length).toBe(2);
+    expect(logs).toEqual([`GET ${TOKEN_PATH} -> HTTP 500`]);
+  });
+
+  it("a provider that never answers: the adapter's timeout aborts the request and reports it", async () => {
+    scripted.setReply(() => "hang");
+    const quick = new PriceIndexClient({ baseUrl: `${scripted.origin}/api/v3`, apiKey: "k-123", timeoutMs: 300, log: (m) => logs.push(m) });
+    expect(await quick.tokenPrice(137, TOKEN)).toEqual({ status: "error", error: "timeout after 300 ms" });
+    // The request reached the provider, and the adapter gave up on it: the provider saw its connection closed.
+    expect(scripted.requests.map((r) => r.path)).toEqual([`/api/v3${TOKEN_PATH}`]);
+    await scripted.whenAbandoned(1);
+    expect(logs).toEqual([`GET ${TOKEN_PATH} -> timeout after 300 ms`]);
   });
 
   it("a wrong base URL (404) and a dead port are errors", async () => {
     const wrong = new PriceIndexClient({ baseUrl: px.url.replace("/api/v3", "/nope"), log: () => {} });
     // the stand-in answers 404 for unknown paths
-    expect(await wrong.tokenPrice(137, TOKEN)).toMatchObject({ status: "error", error: "HTTP 404" });
+    expect(await wrong.tokenPrice(137, TOKEN)).toEqual({ status: "error", error: "HTTP 404" });
     const dead = new PriceIndexClient({ baseUrl: "http://127.0.0.1:1/api/v3", log: () => {} });
-    expect(await dead.tokenPrice(137, TOKEN)).toMatchObject({ status: "error" });
+    expect(await dead.tokenPrice(137, TOKEN)).toEqual({ status: "error", error: "TypeError: fetch failed" });
   });
 
   it("a malformed body is an error", async () => {
-    const bad = new PriceIndexClient({
-      baseUrl: "http://example.invalid",
-      fetch: async () => new Response("{not json", { status: 200 }),
-      log: () => {},
-    });
+    scripted.setReply(() => ({ status: 200, body: "{not json" }));
+    const bad = new PriceIndexClient({ baseUrl: `${scripted.origin}/api/v3`, log: (m) => logs.push(m) });
     expect(await bad.tokenPrice(137, TOKEN)).toEqual({ status: "error", error: "malformed response" });
+    expect(scripted.requests).toHaveLength(1);
+    expect(logs).toEqual([expect.stringMatching(/^GET \/simple\/token_price\/polygon-pos\?\S+ -> malformed JSON \(.+\)$/)]);
   });
 
   it("config: no PRICE_API_URL means no provider; key header per host", async () => {
     expect(priceIndexFromConfig({ PRICE_API_URL: undefined, PRICE_API_KEY: "x" })).toBeNull();
-    const seen: Headers[] = [];
-    const f = (async (_u: string, init: RequestInit) => {
-      seen.push(new Headers(init.headers));
-      return new Response("{}");
-    }) as unknown as typeof fetch;
-    await priceIndexFromConfig({ PRICE_API_URL: "https://api.coingecko.com/api/v3", PRICE_API_KEY: "demo" }, { fetch: f })!.tokenPrice(
-      1,
-      TOKEN,
+    // Any other host: the pro header, on the wire.
+    await priceIndexFromConfig({ PRICE_API_URL: `${scripted.origin}/api/v3`, PRICE_API_KEY: "own" })!.tokenPrice(1, TOKEN);
+    // The header name depends on CoinGecko's own host names, which cannot be served here: the adapter's `fetch` option
+    // only sends those requests to the local server instead (same path, same headers); its answer is the real one.
+    const toLocal = ((url: string, init: RequestInit) =>
+      fetch(url.replace(/^https:\/\/[^/]+/, scripted.origin), init)) as unknown as typeof fetch;
+    await priceIndexFromConfig(
+      { PRICE_API_URL: "https://api.coingecko.com/api/v3", PRICE_API_KEY: "demo" },
+      { fetch: toLocal },
+    )!.tokenPrice(1, TOKEN);
+    await priceIndexFromConfig(
+      { PRICE_API_URL: "https://pro-api.coingecko.com/api/v3/", PRICE_API_KEY: "pro" },
+      { fetch: toLocal },
+    )!.tokenPrice(1, TOKEN);
+    await priceIndexFromConfig({ PRICE_API_URL: "https://pro-api.coingecko.com/api/v3" }, { fetch: toLocal })!.tokenPrice(1, TOKEN);
+    const keyHeaders = scripted.requests.map((r) => [r.headers["x-cg-pro-api-key"], r.headers["x-cg-demo-api-key"]]);
+    expect(keyHeaders).toEqual([
+      ["own", undefined],
+      [undefined, "demo"],
+      ["pro", undefined],
+      [undefined, undefined],
+    ]);
+    // The same request each time (a trailing slash of the base URL is dropped).
+    expect(new Set(scripted.requests.map((r) => r.path))).toEqual(
+      new Set([`/api/v3/simple/token_price/ethereum?contract_addresses=${TOKEN}&vs_currencies=usd`]),
     );
-    await priceIndexFromConfig({ PRICE_API_URL: "https://pro-api.coingecko.com/api/v3/", PRICE_API_KEY: "pro" }, { fetch: f })!.tokenPrice(
-      1,
-      TOKEN,
-    );
-    await priceIndexFromConfig({ PRICE_API_URL: "https://pro-api.coingecko.com/api/v3" }, { fetch: f })!.tokenPrice(1, TOKEN);
-    expect(seen[0]!.get("x-cg-demo-api-key")).toBe("demo");
-    expect(seen[1]!.get("x-cg-pro-api-key")).toBe("pro");
-    expect(seen[2]!.get("x-cg-pro-api-key")).toBeNull();
   });
 });
 

@@ -46,6 +46,13 @@ afterAll(async () => {
 });
 beforeEach(() => px.reset());
 
+/** Status and body of a GET (what the error assertions compare, both at once). */
+async function answer(a: Api, path: string, query: Record<string, string> = {}) {
+  const { status, body } = await get(a, path, query);
+  return { status, body };
+}
+const badRequest = (error: string) => ({ status: 400, body: { error } });
+
 const tokenOf = (chainId: number, symbol: string) =>
   api.deps.chains.find((c) => c.chainId === chainId)!.tokens.find((t) => t.symbol === symbol)!;
 
@@ -67,7 +74,7 @@ describe("GET /tokens/price", () => {
   it("symbol is null when omitted", async () => {
     px.setToken(137, CUSTOM, { price: "2" });
     const r = await get(api, "/tokens/price", { chainId: "137", address: CUSTOM });
-    expect(r.body).toMatchObject({ symbol: null, priceUsd: "2", source: "indexer" });
+    expect(r).toMatchObject({ status: 200, body: { symbol: null, priceUsd: "2", source: "indexer" } });
   });
 
   it("oracle fallback by symbol (USDT0 asks the oracle for USDT)", async () => {
@@ -83,13 +90,16 @@ describe("GET /tokens/price", () => {
       timestamp: "2025-01-02T03:04:05.678Z",
     });
     const s = await get(api, "/tokens/price", { chainId: "777177", address: CUSTOM, symbol: "cpay" });
-    expect(s.body).toMatchObject({ chainId: 777177, symbol: "CPAY", priceUsd: LOCAL_PRICES.CPAY, source: "trusted_oracle" });
+    expect(s).toMatchObject({
+      status: 200,
+      body: { chainId: 777177, symbol: "CPAY", priceUsd: LOCAL_PRICES.CPAY, source: "trusted_oracle" },
+    });
   });
 
   it("native coin: provider by coin id", async () => {
     px.setNative(137, "0.2345");
     const r = await get(api, "/tokens/price", { chainId: "137", address: zeroAddress });
-    expect(r.body).toMatchObject({ chainId: 137, address: zeroAddress, priceUsd: "0.2345", source: "indexer" });
+    expect(r).toMatchObject({ status: 200, body: { chainId: 137, address: zeroAddress, priceUsd: "0.2345", source: "indexer" } });
   });
 
   it("404 without a symbol when the provider has no price; 404 when the oracle has none either", async () => {
@@ -137,19 +147,18 @@ describe("GET /tokens/price", () => {
   });
 
   it("400s in the spec's order", async () => {
-    const e = async (q: Record<string, string>) => (await get(api, "/tokens/price", q)).body.error;
-    expect(await e({})).toBe("chainId and address are required");
-    expect(await e({ chainId: "137" })).toBe("chainId and address are required");
-    expect(await e({ address: CUSTOM })).toBe("chainId and address are required");
-    expect(await e({ chainId: "", address: CUSTOM })).toBe("chainId and address are required");
-    expect(await e({ chainId: "abc", address: "nope" })).toBe("chainId must be a number");
-    expect(await e({ chainId: "1.5", address: CUSTOM })).toBe("chainId must be a number");
-    expect(await e({ chainId: "-1", address: CUSTOM })).toBe("chainId must be a number");
-    expect(await e({ chainId: "137", address: "nope" })).toBe("Invalid token address");
-    expect(await e({ chainId: "137", address: CUSTOM.slice(0, 41) })).toBe("Invalid token address");
-    expect(await e({ chainId: "137", address: CUSTOM + "0" })).toBe("Invalid token address");
-    expect(await e({ chainId: "137", address: "0x" + "g".repeat(40) })).toBe("Invalid token address");
-    expect((await get(api, "/tokens/price", { chainId: "137", address: "nope" })).status).toBe(400);
+    const e = (q: Record<string, string>) => answer(api, "/tokens/price", q);
+    expect(await e({})).toEqual(badRequest("chainId and address are required"));
+    expect(await e({ chainId: "137" })).toEqual(badRequest("chainId and address are required"));
+    expect(await e({ address: CUSTOM })).toEqual(badRequest("chainId and address are required"));
+    expect(await e({ chainId: "", address: CUSTOM })).toEqual(badRequest("chainId and address are required"));
+    expect(await e({ chainId: "abc", address: "nope" })).toEqual(badRequest("chainId must be a number"));
+    expect(await e({ chainId: "1.5", address: CUSTOM })).toEqual(badRequest("chainId must be a number"));
+    expect(await e({ chainId: "-1", address: CUSTOM })).toEqual(badRequest("chainId must be a number"));
+    expect(await e({ chainId: "137", address: "nope" })).toEqual(badRequest("Invalid token address"));
+    expect(await e({ chainId: "137", address: CUSTOM.slice(0, 41) })).toEqual(badRequest("Invalid token address"));
+    expect(await e({ chainId: "137", address: CUSTOM + "0" })).toEqual(badRequest("Invalid token address"));
+    expect(await e({ chainId: "137", address: "0x" + "g".repeat(40) })).toEqual(badRequest("Invalid token address"));
   });
 });
 
@@ -173,6 +182,7 @@ describe("GET /tokens/metadata", () => {
   it("provider knows the token but has no price: no priceUsd field", async () => {
     px.setToken(137, CUSTOM, { name: "Bar", symbol: "bar", decimals: 18 });
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: CUSTOM });
+    expect(r.status).toBe(200);
     expect(r.body).toEqual({ name: "Bar", symbol: "BAR", decimals: 18, logo: null, hasIndexerPrice: false, address: CUSTOM, chainId: 137 });
     expect("priceUsd" in r.body).toBe(false);
   });
@@ -180,6 +190,7 @@ describe("GET /tokens/metadata", () => {
   it("on-chain fallback when the provider does not know the token", async () => {
     const usdc = tokenOf(137, "USDC");
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: usdc.address });
+    expect(r.status).toBe(200);
     expect(r.body).toEqual({
       name: "USDC (local 137)",
       symbol: "USDC",
@@ -191,6 +202,7 @@ describe("GET /tokens/metadata", () => {
     });
     const usdt = tokenOf(777177, "USDT");
     const s = await get(api, "/tokens/metadata", { chainId: "777177", address: usdt.address });
+    expect(s.status).toBe(200);
     expect(s.body).toEqual({
       name: "Tether USD (local 777177)",
       symbol: "USDT",
@@ -212,6 +224,7 @@ describe("GET /tokens/metadata", () => {
       logo: "https://img.example/usdt0.png",
     });
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: usdt0.address });
+    expect(r.status).toBe(200);
     expect(r.body).toEqual({
       name: "Tether USD0",
       symbol: "USDT0",
@@ -228,11 +241,12 @@ describe("GET /tokens/metadata", () => {
     px.mode = "fail";
     const usdc = tokenOf(137, "USDC");
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: usdc.address });
-    expect(r.body).toMatchObject({ symbol: "USDC", decimals: 6, hasIndexerPrice: false, logo: null });
+    expect(r).toMatchObject({ status: 200, body: { symbol: "USDC", decimals: 6, hasIndexerPrice: false, logo: null } });
   });
 
   it("native coin from the registry", async () => {
     const r = await get(api, "/tokens/metadata", { chainId: "137", address: zeroAddress });
+    expect(r.status).toBe(200);
     expect(r.body).toEqual({
       name: "MATIC",
       symbol: "MATIC",
@@ -278,11 +292,11 @@ describe("GET /tokens/metadata", () => {
   });
 
   it("400s in the spec's order", async () => {
-    const e = async (q: Record<string, string>) => (await get(api, "/tokens/metadata", q)).body.error;
-    expect(await e({ chainId: "137" })).toBe("chainId and address are required");
-    expect(await e({ address: CUSTOM })).toBe("chainId and address are required");
-    expect(await e({ chainId: "x", address: "y" })).toBe("chainId must be a number");
-    expect(await e({ chainId: "137", address: "0x123" })).toBe("Invalid token address");
+    const e = (q: Record<string, string>) => answer(api, "/tokens/metadata", q);
+    expect(await e({ chainId: "137" })).toEqual(badRequest("chainId and address are required"));
+    expect(await e({ address: CUSTOM })).toEqual(badRequest("chainId and address are required"));
+    expect(await e({ chainId: "x", address: "y" })).toEqual(badRequest("chainId must be a number"));
+    expect(await e({ chainId: "137", address: "0x123" })).toEqual(badRequest("Invalid token address"));
   });
 });
 
@@ -295,14 +309,12 @@ describe("GET /oracle/price", () => {
   });
 
   it("USDT0 is normalized to USDT; every local price matches", async () => {
-    expect((await get(api, "/oracle/price", { symbol: "Usdt0" })).body).toEqual({
-      symbol: "USDT",
-      priceRaw: "1000000000000000000",
-      priceUsd: "1",
-      decimals: 18,
+    expect(await answer(api, "/oracle/price", { symbol: "Usdt0" })).toEqual({
+      status: 200,
+      body: { symbol: "USDT", priceRaw: "1000000000000000000", priceUsd: "1", decimals: 18 },
     });
     for (const [sym, price] of Object.entries(LOCAL_PRICES)) {
-      expect((await get(api, "/oracle/price", { symbol: sym })).body).toMatchObject({ symbol: sym, priceUsd: price });
+      expect(await answer(api, "/oracle/price", { symbol: sym })).toMatchObject({ status: 200, body: { symbol: sym, priceUsd: price } });
     }
   });
 

@@ -53,9 +53,27 @@ export async function startReceiver(opts: { responder?: Responder; cert?: { key:
     setResponder(r: Responder) {
       responder = r;
     },
-    /** Resolves once `n` requests have arrived. */
-    waitFor(n: number) {
-      return received.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }));
+    /**
+     * Resolves once `n` requests have arrived; rejects after `timeoutMs` (default 30 s) saying how many did, so a
+     * delivery that never comes fails the test with a reason instead of running into the test's own timeout.
+     */
+    waitFor(n: number, timeoutMs = 30_000) {
+      if (received.length >= n) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const waiter = {
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+        const timer = setTimeout(() => {
+          const i = waiters.indexOf(waiter);
+          if (i >= 0) waiters.splice(i, 1);
+          reject(new Error(`receiver: waited ${timeoutMs} ms for ${n} request(s), received ${received.length}`));
+        }, timeoutMs);
+        waiters.push(waiter);
+      });
     },
     async close() {
       for (const res of hanging) res.destroy();
