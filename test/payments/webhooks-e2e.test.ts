@@ -267,7 +267,7 @@ describe("payment webhooks, end to end", () => {
     expect(body).not.toHaveProperty("withdrawalTransactionHash");
   });
 
-  it.concurrent("(1b) 2 confirmations: a transfer indexed with 1 confirmation is not counted; with the 2nd it pays", async () => {
+  it.concurrent.each([2, 5])("(1b) %i confirmations: a transfer not yet that deep is not counted; at that depth it pays", async (depth) => {
     // Detection driven by hand at a chosen indexed block, in a service of its own without processors (so no
     // detector of its own runs ahead of the test): the same code the detector runs (detect.ts detectPayments).
     const quiet = await startTestService({ processors: false });
@@ -283,7 +283,7 @@ describe("payment webhooks, end to end", () => {
           token: h.token("USDT").address,
           amount: "10",
           gasless: true,
-          blockConfirmations: 2,
+          blockConfirmations: depth,
         },
       });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -305,11 +305,15 @@ describe("payment webhooks, end to end", () => {
         { timeout: WAIT, what: "the transfer indexed" },
       );
       const c = quiet.deps.chains.find((x) => x.chainId === CHAIN)!;
-      // Indexed up to B: 1 confirmation. Not counted at all, not even as a partial amount.
-      await detectPayments(quiet.deps, c, B);
-      expect(await state()).toEqual({ status: "pending", received_units: "0" });
-      // Indexed up to B + 1: 2 confirmations. Paid in full.
-      await detectPayments(quiet.deps, c, B + 1n);
+      // The blocks whose balances the detector reads exist on the chain (1 s blocks).
+      await waitFor(async () => (await h.pub.getBlockNumber()) >= B + BigInt(depth - 1), { timeout: WAIT, what: `block B + ${depth - 1}` });
+      // Indexed up to B + k: k + 1 confirmations. Short of `depth`, not counted at all, not even as a partial amount.
+      for (let k = 0n; k < BigInt(depth - 1); k++) {
+        await detectPayments(quiet.deps, c, B + k);
+        expect(await state(), `${k + 1n} of ${depth} confirmations`).toEqual({ status: "pending", received_units: "0" });
+      }
+      // At `depth` confirmations: paid in full.
+      await detectPayments(quiet.deps, c, B + BigInt(depth - 1));
       expect(await state()).toEqual({ status: "paid", received_units: "10000000" });
     } finally {
       await quiet.stop();
@@ -375,6 +379,20 @@ describe("payment webhooks, end to end", () => {
     expect(body).toMatchObject({ status: "expired", amount: "1", token: h.token("USDT").address, terminal: null });
     for (const k of ["transactionHash", "feeDetails", "overpayment", "receivedAmount", "amountWithdrawn"])
       expect(body).not.toHaveProperty(k);
+  });
+
+  it.concurrent("(6) a gasless payment smaller than its fees -> payment.failed, funds left at the address", async () => {
+    const h = chainHelpers(chain());
+    const id = await create(shopA.apiKey, { merchant: payout(), token: h.token("USDT").address, amount: "0.05", gasless: true });
+    const p = await get(id, shopA.apiKey);
+    await h.pay("USDT", p.recipientAddress, 50_000n);
+
+    const { body } = await webhook(shopA, id, "payment.failed");
+    expect(body).toMatchObject({ status: "failed", amount: "0.05", receivedAmount: "0.05", reason: "fees exceed the amount received" });
+    for (const k of ["transactionHash", "feeDetails"]) expect(body).not.toHaveProperty(k);
+    expect((await row(id)).status).toBe("failed");
+    // Nothing was swept: the payer's 0.05 is still at the payment's address.
+    expect(await h.balanceOf("USDT", p.recipientAddress)).toBe(50_000n);
   });
 
   it.concurrent("(5) a merchant on the default events gets payment.completed but not payment.expired", async () => {
