@@ -10,6 +10,7 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import { createDeps, type AppDeps } from "../../core/deps.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { migrate } from "../../db/migrate.js";
+import { ponderEnv, startPonder, type PonderProcess } from "../../local/ponder.js";
 import { startStack, type Stack } from "../../local/stack.js";
 import { creditConfirmedDeposits } from "../../modules/gas-tank/credit.js";
 import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
@@ -30,6 +31,8 @@ let api: Awaited<ReturnType<typeof startApiServer>>;
 let chain: ActiveChain;
 let h: ReturnType<typeof chainHelpers>;
 let dataDir: string;
+/** The indexer started again by the restart test (the stack stops only the one it started). */
+let restarted: PonderProcess | undefined;
 
 beforeAll(async () => {
   dataDir = path.resolve(".data/chaos", `reorg-${process.pid}`);
@@ -46,6 +49,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await restarted?.stop();
   await api?.close();
   await deps?.db.close();
   await stack?.stop();
@@ -400,6 +404,81 @@ describe("Gas Tank credits", () => {
       { kind: "gas_tank_reorg", amount_micros: "-5000000" },
       { kind: "gas_tank_deposit", amount_micros: "5000000" },
     ]);
+  });
+});
+
+describe("an indexer restart", () => {
+  it("rolls back and re-indexes its unfinalized rows: no amount, fee, event or delivery changes", async () => {
+    const m = await newMerchant(["payment.completed", "payment.withdrawn", "payment.awaiting_gas", "payment.failed", "payment.expired"]);
+    const bal = await http("GET", "/balance", m.apiKey);
+    const tank = bal.body.depositAddresses.find((d: any) => d.chainId === CHAIN_ID).address;
+    const funder = await fundedPayer("USDT", parseUnits("1", 6), 1);
+    await transfer(funder, "USDT", tank, parseUnits("1", 6));
+    const full = await createPayment(m.apiKey, { merchant: privateKeyToAccount(generatePrivateKey()).address, amount: "10" });
+    const part = await createPayment(m.apiKey, {
+      merchant: privateKeyToAccount(generatePrivateKey()).address,
+      amount: "10",
+      gasless: true,
+    });
+    const payer = await fundedPayer("USDC", AMOUNT + AMOUNT / 2n, 1);
+    await transfer(payer, "USDC", full.recipient_address, AMOUNT);
+    await transfer(payer, "USDC", part.recipient_address, AMOUNT / 2n);
+    await mine(1);
+    await creditConfirmedDeposits(deps);
+    await detect();
+    await settleUntil(full.id, "completed");
+    expect(await row(part.id)).toMatchObject({ status: "pending", received_units: (AMOUNT / 2n).toString() });
+
+    // Everything the service has decided, in every table that holds money or what the merchant is told.
+    const snapshot = async () => ({
+      payments: (
+        await deps.db.pool.query(
+          `SELECT id, status, received_units, overpayment_units, settled_units, settlement_tx_hash FROM payments ORDER BY id`,
+        )
+      ).rows,
+      events: (await deps.db.pool.query(`SELECT id, payment_id, to_status FROM payment_events ORDER BY id`)).rows,
+      ledger: (await deps.db.pool.query(`SELECT reference, amount_micros FROM ledger_entries ORDER BY id`)).rows,
+      outbox: (await deps.db.pool.query(`SELECT id, event, payment_id FROM webhook_deliveries ORDER BY id`)).rows,
+      settlements: (await deps.db.pool.query(`SELECT id, status, tx_hash FROM settlements ORDER BY id`)).rows,
+    });
+    const before = await snapshot();
+    expect(before.ledger.map((l) => l.reference.split(":")[0])).toContain("fee");
+    const passes = async () => {
+      await detect();
+      await creditConfirmedDeposits(deps);
+      await settleChain(deps, chain);
+    };
+
+    // The indexer stops; the processors go on meanwhile, then it starts again on the same schema: Ponder rolls back
+    // the rows of unfinalized blocks (all of this test's: finality is 30 blocks) and indexes them again.
+    const first = stack.ponder!;
+    await first.stop();
+    await passes();
+    await rpc("anvil_mine", [toHex(1)]);
+    restarted = await startPonder({
+      env: ponderEnv(stack.env),
+      inheritEnv: false,
+      schema: first.schema,
+      viewsSchema: stack.env.PONDER_VIEWS_SCHEMA!,
+      logFile: path.join(dataDir, "ponder-restarted.log"),
+    });
+    const ready = restarted.waitReady(180_000);
+    let up = false;
+    void ready.then(
+      () => (up = true),
+      () => (up = true),
+    );
+    // Passes while it re-indexes, when the rows of the last blocks may be missing.
+    while (!up) {
+      await passes();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await ready;
+    await mine(1);
+    for (let i = 0; i < 3; i++) await passes();
+    expect(await snapshot()).toEqual(before);
+    expect(await h.balanceOf("USDC", full.recipient_address)).toBe(0n);
+    expect(await h.balanceOf("USDC", part.recipient_address)).toBe(AMOUNT / 2n);
   });
 });
 
