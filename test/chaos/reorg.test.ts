@@ -438,7 +438,7 @@ describe("an indexer restart", () => {
       ).rows,
       events: (await deps.db.pool.query(`SELECT id, payment_id, to_status FROM payment_events ORDER BY id`)).rows,
       ledger: (await deps.db.pool.query(`SELECT reference, amount_micros FROM ledger_entries ORDER BY id`)).rows,
-      outbox: (await deps.db.pool.query(`SELECT id, event, payment_id FROM webhook_deliveries ORDER BY id`)).rows,
+      outbox: (await deps.db.pool.query(`SELECT id, event, payment_id, status, attempts FROM webhook_deliveries ORDER BY id`)).rows,
       settlements: (await deps.db.pool.query(`SELECT id, status, tx_hash FROM settlements ORDER BY id`)).rows,
     });
     const before = await snapshot();

@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEther, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { formatAmount } from "../../core/money.js";
 import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
+import { driveTo } from "../payments/fixtures/payment-states.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { dashboardWith, FormClient, ODD_STATUS, signedIn, unescapeHtml as unescape } from "./forms.js";
 
@@ -130,19 +132,17 @@ describe("payment detail", () => {
     const p = await create(A, { amount: "12.34", redirectUrl: "https://shop.example/return?cart=7", description: "Blue mug" });
     const paymentTx = `0x${"ab".repeat(32)}`;
     const settleTx = `0x${"cd".repeat(32)}`;
-    const t0 = Date.now();
-    // The settler's path, recorded as it would be (status, audit rows, sweep): the screen shows what is stored.
-    await sql(
-      `UPDATE payments SET status = 'completed', received_units = amount_units, payment_tx_hash = $2, payment_block_number = 5,
-              settlement_tx_hash = $3, completed_at = $4, gas_tank_fee_micros = 123456 WHERE id = $1`,
-      [p.id, paymentTx, settleTx, new Date(t0 + 3000)],
-    );
-    await sql(
-      `INSERT INTO payment_events (payment_id, from_status, to_status, reason, created_at) VALUES
-         ($1, 'pending', 'paid', 'payment detected', $2), ($1, 'paid', 'deploying_wallet', 'settlement sent', $3),
-         ($1, 'deploying_wallet', 'completed', 'settled to the merchant wallet', $4)`,
-      [p.id, new Date(t0 + 1000), new Date(t0 + 2000), new Date(t0 + 3000)],
-    );
+    // pending -> paid -> deploying_wallet -> completed through transition() (status, columns and audit rows as the
+    // detector and the settler write them), then the sweep's row: the screen shows what is stored.
+    const done = await driveTo(svc.deps, p.id, "completed", {
+      paid: { payment_tx_hash: paymentTx, payment_block_number: 5, received_block_number: 5 },
+      completed: { settlement_tx_hash: settleTx },
+    });
+    expect(done).toMatchObject({ status: "completed", received_units: done.amount_units, settlement_tx_hash: settleTx });
+    const { rows: events } = await sql(`SELECT reason, created_at FROM payment_events WHERE payment_id = $1 ORDER BY id`, [p.id]);
+    expect(events).toHaveLength(3);
+    const gasTankFee = BigInt(done.gas_tank_fee_micros);
+    expect(gasTankFee > 0n).toBe(true); // Gas Tank mode: the fee charged to it, set at creation
     await sql(
       `INSERT INTO settlements (chain_id, signer, nonce, tx_hash, raw_tx, payment_ids, status, block_number)
        VALUES (777177, $1, 999999, $2, '0x', ARRAY[$3]::uuid[], 'mined', 7)`,
@@ -167,8 +167,11 @@ describe("payment detail", () => {
       m[2],
     ]);
     expect(timeline.map(([s]) => s)).toEqual(["pending", "pending → paid", "paid → deploying_wallet", "deploying_wallet → completed"]);
-    expect(timeline[1]![1]).toBe(`${new Date(t0 + 1000).toISOString().slice(0, 19).replace("T", " ")} UTC`);
-    expect(html).toContain("settled to the merchant wallet");
+    // Each audit row with its time and reason.
+    expect(timeline.slice(1).map(([, at]) => at)).toEqual(
+      events.map((e) => `${(e.created_at as Date).toISOString().slice(0, 19).replace("T", " ")} UTC`),
+    );
+    for (const e of events) expect(html).toContain(`<div class="muted">${e.reason}</div>`);
     // Transactions: the payer's transfer and our sweep.
     expect(html).toMatch(new RegExp(`data-kind="payment"><td>payment</td><td class="mono">${paymentTx}</td><td class="num">5</td>`));
     expect(html).toMatch(new RegExp(`data-kind="settlement"><td>settlement</td><td class="mono">${settleTx}</td><td class="num">7</td>`));
@@ -176,7 +179,7 @@ describe("payment detail", () => {
     const api = (await svc.http("GET", `/v1/payments?orderId=${p.orderId}`, { apiKey: A.apiKey })).body.data[0];
     expect(html).toContain(`${api.fees.platformFee} USDT (${api.fees.feePercentage}%`);
     expect(html).toContain(`${api.fees.totalFee} USDT`);
-    expect(html).toContain("0.123456 USDT");
+    expect(html).toMatch(new RegExp(`Charged to the Gas Tank</dt>\\s*<dd>${formatAmount(gasTankFee, 6).replace(".", "\\.")} USDT</dd>`));
 
     // The redirect the payer is sent to, and its hash, which GET /payments/verify accepts.
     const url = new URL(testIdText(page.html, "redirect-url")!);

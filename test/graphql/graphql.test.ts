@@ -12,6 +12,7 @@ import { createTerminal } from "../../modules/terminals/terminals.js";
 import { readResponse } from "../helpers/clocked-api.js";
 import { startDeadRpc } from "../helpers/dead-rpc.js";
 import { createTestDeps } from "../helpers/deps.js";
+import { driveTo } from "../payments/fixtures/payment-states.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // The merchant GraphQL API (/api/graphql) against the REST API it mirrors: the same payments, the
@@ -174,14 +175,23 @@ describe("payments: the GraphQL list is the REST list", () => {
     });
   });
 
-  it("a paid payment: transaction (block number beyond 32 bits), completedAt, settlement hash, receivedAmount", async () => {
+  it("a completed payment: transaction (block number beyond 32 bits), completedAt, settlement hash, receivedAmount", async () => {
     const input = body({ amount: "7" });
     const { paymentId } = await gqlCreate(m.apiKey, input);
     const blockNumber = 2 ** 40; // far above the chain's head: 0 confirmations, stable while blocks are mined
-    await svc.deps.db.pool.query(
-      `UPDATE payments SET payment_tx_hash = $2, payment_block_number = $3, settlement_tx_hash = $4, received_units = '7000001', completed_at = now() WHERE id = $1`,
-      [paymentId, `0x${"ab".repeat(32)}`, String(blockNumber), `0x${"cd".repeat(32)}`],
-    );
+    // pending -> paid -> deploying_wallet -> completed through transition(): paid with 7.000001 (the columns the
+    // detector writes, detect.ts), then settled (those of the settlement, settlement/complete.ts).
+    const done = await driveTo(svc.deps, paymentId, "completed", {
+      paid: {
+        received_units: "7000001",
+        overpayment_units: "1",
+        payment_tx_hash: `0x${"ab".repeat(32)}`,
+        payment_block_number: String(blockNumber),
+        received_block_number: String(blockNumber),
+      },
+      completed: { settlement_tx_hash: `0x${"cd".repeat(32)}` },
+    });
+    expect(done).toMatchObject({ status: "completed", received_units: "7000001", settlement_tx_hash: `0x${"cd".repeat(32)}` });
     const rest = await restList(m.apiKey, { orderId: input.orderId });
     const ours = await gqlList(m.apiKey, { orderId: input.orderId });
     expect(ours).toEqual(rest);
@@ -463,10 +473,10 @@ describe("balance, promoStatus, withdrawPayment", () => {
           `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, reference) VALUES ($1, 'adjustment', $2, $3)`,
           [b.id, micros.toString(), `test:${randomUUID()}`],
         );
-        const { paymentId } = await gqlCreate(b.apiKey, body());
-        await svc.deps.db.pool.query(`UPDATE payments SET status = 'completed', completed_at = now() WHERE id = $1 AND promo_applied`, [
-          paymentId,
-        ]);
+        // Gasless: no Gas Tank fee, so settling it debits nothing (settlement/reserve.ts) and the balance stays.
+        const { paymentId } = await gqlCreate(b.apiKey, body({ gasless: true }));
+        // Completed through transition(), step by step; it holds a free slot only if the promotion applied to it.
+        expect((await driveTo(svc.deps, paymentId, "completed")).promo_applied).toBe(true);
       }
       const res = await gql(BALANCE, undefined, b.apiKey);
       expect(res.status).toBe(200);
@@ -488,7 +498,19 @@ describe("balance, promoStatus, withdrawPayment", () => {
   it("withdrawPayment: a partial payment -> withdrawing; then REST's 409; unknown, malformed or foreign ids are 404", async () => {
     const w = await svc.newMerchant();
     const { paymentId } = await gqlCreate(w.apiKey, body({ amount: "10" }));
-    await svc.deps.db.pool.query(`UPDATE payments SET received_units = '2500000' WHERE id = $1`, [paymentId]);
+    // A partial payment, through transition(): the detector's expired -> pending "funds received after expiry"
+    // (detect.ts) is the transition that records a partial amount on a pending payment (one received before expiry
+    // is written with no status change).
+    await driveTo(svc.deps, paymentId, "expired");
+    const partial = await driveTo(svc.deps, paymentId, "pending", {
+      pending: {
+        received_units: "2500000",
+        payment_tx_hash: `0x${"ef".repeat(32)}`,
+        payment_block_number: "1",
+        received_block_number: "1",
+      },
+    });
+    expect(partial).toMatchObject({ status: "pending", received_units: "2500000" });
     const WITHDRAW = `mutation ($id: String!) { withdrawPayment(paymentId: $id) { paymentId status receivedAmount } }`;
     const ok = await gql(WITHDRAW, { id: paymentId }, w.apiKey);
     expect(ok.body).toEqual({ data: { withdrawPayment: { paymentId, status: "withdrawing", receivedAmount: "2.5" } } });

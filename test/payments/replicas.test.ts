@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Address, Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { startApiServer } from "../../api/server.js";
 import { createDeps, type AppDeps } from "../../core/deps.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { creditConfirmedDeposits } from "../../modules/gas-tank/credit.js";
@@ -15,6 +16,7 @@ import { startProcessors, type ProcessorRunner } from "../../processors/runner.j
 import { settleChain } from "../../processors/settler.js";
 import { webhookDispatcher } from "../../processors/webhook-dispatcher.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
+import { readResponse } from "../helpers/clocked-api.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { startReceiver, type Receiver } from "../webhooks/helpers/receiver.js";
 
@@ -30,7 +32,10 @@ const WAIT = { timeout: 120_000 };
 const FEE = 100_000n;
 
 let svc: TestService;
-let replica: AppDeps;
+/** The two replicas racing: each with a pool of its own, named in pg_stat_activity. */
+let replicas: AppDeps[];
+/** An API server on each replica. */
+let apis: { url: string; close(): Promise<void> }[];
 let receiver: Receiver;
 let runner: ProcessorRunner;
 const processorErrors: string[] = [];
@@ -38,13 +43,24 @@ const processorErrors: string[] = [];
 beforeAll(async () => {
   receiver = await startReceiver();
   svc = await startTestService({ processors: false, env: { GAS_TANK_CONFIRMATIONS: "1" } });
-  replica = createDeps({ env: svc.deps.env, now: svc.clock.now });
+  replicas = ["replica-a", "replica-b"].map((name) => {
+    const url = new URL(svc.deps.env.DATABASE_URL!);
+    url.searchParams.set("application_name", name);
+    return createDeps({ env: { ...svc.deps.env, DATABASE_URL: url.toString() }, now: svc.clock.now });
+  });
+  apis = await Promise.all(
+    replicas.map(async (d) => {
+      const api = await startApiServer(d, 0);
+      return { url: `http://127.0.0.1:${api.port}/api`, close: () => api.close() };
+    }),
+  );
   // Only the dispatcher runs by itself (trusting the receiver's certificate); detection and settlement are driven here.
   runner = startProcessors(svc.deps, [webhookDispatcher({ tls: { ca: receiver.ca } })], (m) => void processorErrors.push(m));
 });
 afterAll(async () => {
   await runner?.stop();
-  await replica?.db.close();
+  for (const a of apis ?? []) await a.close();
+  for (const d of replicas ?? []) await d.db.close();
   await svc?.stop();
   await receiver?.close();
 });
@@ -98,9 +114,9 @@ async function indexedPast(block: bigint) {
 }
 
 /** One detection pass in each replica at once (fresh detectors: neither skips a block the other has handled). */
-const detectBoth = () => Promise.all([detector().run(svc.deps), detector().run(replica)]);
-const settleBoth = () => Promise.all([settleChain(svc.deps, chain()), settleChain(replica, chain())]);
-const creditBoth = () => Promise.all([creditConfirmedDeposits(svc.deps), creditConfirmedDeposits(replica)]);
+const detectBoth = () => Promise.all(replicas.map((d) => detector().run(d)));
+const settleBoth = () => Promise.all(replicas.map((d) => settleChain(d, chain())));
+const creditBoth = () => Promise.all(replicas.map((d) => creditConfirmedDeposits(d)));
 
 async function until(ids: string[], status: string, step: () => Promise<unknown>) {
   await waitFor(
@@ -113,10 +129,10 @@ async function until(ids: string[], status: string, step: () => Promise<unknown>
 }
 
 /**
- * Starts `race` while a transaction of the test holds the lock `lockSql` takes, waits until `waiters` of the
- * race's transactions are blocked on it, then commits: the replicas contend for the row at the same moment.
+ * Starts `race` while a transaction of the test holds the lock `lockSql` takes, waits until a session of each
+ * replica is blocked on it (directly, or queued behind the other), then commits: the replicas contend at once.
  */
-async function whileHeld<T>(lockSql: string, params: unknown[], waiters: number, race: () => Promise<T>): Promise<T> {
+async function whileHeld<T>(lockSql: string, params: unknown[], race: () => Promise<T>): Promise<T> {
   const holder = await pool().connect();
   let result: Promise<T> | undefined;
   try {
@@ -129,18 +145,19 @@ async function whileHeld<T>(lockSql: string, params: unknown[], waiters: number,
     await waitFor(
       async () => {
         const { rows: w } = await pool().query(
-          `SELECT pid, wait_event_type, state, left(query, 80) AS q, pg_blocking_pids(pid) AS b FROM pg_stat_activity WHERE datname = current_database() AND state <> 'idle'`,
+          `SELECT pid, application_name AS app, left(query, 80) AS q, pg_blocking_pids(pid) AS b FROM pg_stat_activity
+            WHERE datname = current_database() AND state <> 'idle'`,
         );
         seen = w;
-        // Waiters queue behind one another: count everything the holder blocks, directly or through another waiter.
         const blocked = new Set<number>([rows[0].pid]);
         for (let grew = true; grew;) {
           grew = false;
           for (const x of w) if (!blocked.has(x.pid) && x.b.some((b: number) => blocked.has(b))) grew = Boolean(blocked.add(x.pid));
         }
-        return blocked.size - 1 >= waiters;
+        const apps = new Set(w.filter((x) => blocked.has(x.pid)).map((x) => x.app));
+        return apps.has("replica-a") && apps.has("replica-b");
       },
-      { timeout: 60_000, what: `${waiters} transactions waiting on the held lock` },
+      { timeout: 60_000, what: "both replicas waiting on the held lock" },
     ).catch((e) => {
       throw new Error(`${e.message} (holder ${rows[0].pid}): ${JSON.stringify(seen)}`);
     });
@@ -229,7 +246,7 @@ describe("two replicas racing", () => {
     await until(ids, "paid", detectBoth);
 
     // Both settlers reach the first Gas Tank payment while the merchant's row is held: they reserve, debit and send at once.
-    await whileHeld(`SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE`, [m.id], 2, settleBoth);
+    await whileHeld(`SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE`, [m.id], settleBoth);
     await until(ids, "completed", settleBoth);
 
     for (const [i, c] of cases.entries()) {
@@ -279,7 +296,7 @@ describe("two replicas racing", () => {
     await indexedPast(last);
 
     // Both detectors find the four deposits and queue on the payments' rows.
-    await whileHeld(`SELECT 1 FROM payments WHERE id = ANY($1::uuid[]) FOR UPDATE`, [ids], 2, detectBoth);
+    await whileHeld(`SELECT 1 FROM payments WHERE id = ANY($1::uuid[]) FOR UPDATE`, [ids], detectBoth);
     const after = async () =>
       (await pool().query(`SELECT id, status, received_units FROM payments WHERE id = ANY($1::uuid[])`, [ids])).rows.sort((a, b) =>
         ids.indexOf(a.id) < ids.indexOf(b.id) ? -1 : 1,
@@ -298,9 +315,11 @@ describe("two replicas racing", () => {
       [lateFull!]: ["expired", "paid"],
     });
     // Another race over the same blocks, and a full scan, change nothing.
+    const counted = await after();
     await detectBoth();
-    await Promise.all([svc.deps, replica].map((d) => detectPayments(d, chain(), last)));
+    await Promise.all(replicas.map((d) => detectPayments(d, chain(), last)));
     expect(await history(ids)).toEqual(once);
+    expect(await after()).toEqual(counted);
 
     // The expired payment paid in full completes and the merchant is told; the one paid short waits for the rest.
     await until([full, lateFull!], "completed", settleBoth);
@@ -333,10 +352,10 @@ describe("two replicas racing", () => {
       { ...WAIT, what: "partial payment detected" },
     );
 
-    const withdraw = () => svc.http("POST", `/v1/payments/${id}/withdraw`, { apiKey: m.apiKey });
-    const answers = await whileHeld(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [id], 2, () =>
-      Promise.all([withdraw(), withdraw()]),
-    );
+    // One request to each replica's API.
+    const withdraw = (api: { url: string }) =>
+      fetch(`${api.url}/v1/payments/${id}/withdraw`, { method: "POST", headers: { "x-api-key": m.apiKey } }).then(readResponse);
+    const answers = await whileHeld(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [id], () => Promise.all(apis.map(withdraw)));
     const byStatus = answers.sort((a, b) => a.status - b.status);
     expect(byStatus.map((a) => [a.status, a.body])).toEqual([
       [200, { success: true, error: null, data: { paymentId: id, status: "withdrawing", receivedAmount: "0.4" } }],
@@ -370,8 +389,13 @@ describe("two replicas racing", () => {
         .rows,
       events: (await pool().query(`SELECT id, payment_id, to_status FROM payment_events ORDER BY id`)).rows,
       ledger: (await pool().query(`SELECT reference, amount_micros FROM ledger_entries ORDER BY id`)).rows,
-      outbox: (await pool().query(`SELECT id, event, payment_id FROM webhook_deliveries ORDER BY id`)).rows,
+      outbox: (await pool().query(`SELECT id, event, payment_id, status, attempts FROM webhook_deliveries ORDER BY id`)).rows,
       settlements: (await pool().query(`SELECT id, status, tx_hash FROM settlements ORDER BY id`)).rows,
+    });
+    // Every webhook so far delivered (a re-queued one would show as pending again, or with more attempts).
+    await waitFor(async () => (await pool().query(`SELECT 1 FROM webhook_deliveries WHERE status <> 'success'`)).rowCount === 0, {
+      ...WAIT,
+      what: "every webhook delivered",
     });
     const before = await snapshot();
     expect(before.payments.find((p) => p.id === done)).toMatchObject({ status: "completed", received_units: "1500000" });
@@ -383,11 +407,12 @@ describe("two replicas racing", () => {
     await indexedPast(latest);
     for (let i = 0; i < 2; i++) {
       await detectBoth();
-      await Promise.all([svc.deps, replica].map((d) => detectPayments(d, chain(), latest)));
-      await Promise.all([svc.deps, replica].map((d) => detectLostDeposits(d, chain(), { latest, finalized: 0n })));
+      await Promise.all(replicas.map((d) => detectPayments(d, chain(), latest)));
+      await Promise.all(replicas.map((d) => detectLostDeposits(d, chain(), { latest, finalized: 0n })));
       await creditBoth();
       await settleBoth();
     }
+    await runner.runOnce("webhook-dispatcher");
     expect(await snapshot()).toEqual(before);
   });
 });
