@@ -337,6 +337,16 @@ describe("two replicas racing", () => {
       { paymentId: lateFull!, event: "payment.completed" },
     ]);
     expect(await h().balanceOf("USDT", (await row(lateFull!)).merchant_address)).toBe(1_000_000n - FEE);
+    // What the merchant's API shows of the two that lapsed before their funds came.
+    for (const [id, status, received] of [
+      [lateShort!, "pending", "0.3"],
+      [lateFull!, "completed", "1"],
+    ]) {
+      const res = await svc.http("GET", `/v1/payments?orderId=${encodeURIComponent((await row(id!)).order_id)}`, { apiKey: m.apiKey });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.data).toHaveLength(1);
+      expect(res.body.data[0]).toMatchObject({ paymentId: id, status, receivedAmount: received });
+    }
   });
 
   it("two withdraw requests at once: one 200, one 409, one sweep of exactly what was received", async () => {
