@@ -27,7 +27,7 @@ export const STATUS: Record<ErrorKind, ContentfulStatusCode> = {
  * The error bodies of the spec, by route family:
  * - `plain`: `{error}` (POST /payments, /tokens/*, /oracle/price, /balance, /auth/*);
  * - `coded`: `{error, code}` (GET /v1/payments);
- * - `result`: `{success: false, error, data: null}` (/v1/webhooks*, withdraw);
+ * - `result`: `{success: false, error, data: null}` (/v1/webhooks*, withdraw, cancel, recover);
  * - `verify`: `{valid: false, verified: false, error}` (GET /payments/verify);
  * - `vault`: `{success: false, error}` (/vault/v1/*: the spec's `{success: true, data}` with its error side).
  */

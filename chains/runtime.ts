@@ -13,6 +13,8 @@ export type ChainDeployment = {
   /** The local DLN-like bridge (contracts/BridgeSource.sol, contracts/BridgeDestination.sol), on every local chain. */
   bridgeSource?: Address;
   bridgeDestination?: Address;
+  /** The local sanctions oracle (contracts/SanctionsOracle.sol, the public oracle's `isSanctioned` interface). */
+  sanctionsOracle?: Address;
   /** symbol -> address of tokens deployed for this chain (test tokens on Anvil). */
   tokens: Record<string, Address>;
   startBlock: number;
@@ -30,6 +32,13 @@ export type ActiveChain = Omit<ChainInfo, "tokens"> & {
   /** The bridge's contracts on this chain (cross-chain payments), when there are any. */
   bridgeSource?: Address;
   bridgeDestination?: Address;
+  /**
+   * Sanctions screening of this chain's senders (modules/sanctions): an on-chain oracle with `isSanctioned(address)`
+   * (SANCTIONS_ORACLE_ADDRESS_<chainId>, `none` for none, else the deployments file) and/or an address list file for this chain alone
+   * (SANCTIONS_LIST_FILE_<chainId>, on top of SANCTIONS_LIST_FILE for every chain). Neither: not screened by an oracle.
+   */
+  sanctionsOracle?: Address;
+  sanctionsListFile?: string;
   startBlock: number;
   tokens: ActiveToken[];
 };
@@ -70,6 +79,12 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
       multicall3: addr(env[`MULTICALL3_ADDRESS_${chain.chainId}`]) ?? addr(dep?.multicall3) ?? MULTICALL3_ADDRESS,
       bridgeSource: addr(env[`BRIDGE_SOURCE_ADDRESS_${chain.chainId}`]) ?? addr(dep?.bridgeSource),
       bridgeDestination: addr(env[`BRIDGE_DESTINATION_ADDRESS_${chain.chainId}`]) ?? addr(dep?.bridgeDestination),
+      // `none` turns off a deployment's oracle (the local stack deploys one on every chain).
+      sanctionsOracle:
+        env[`SANCTIONS_ORACLE_ADDRESS_${chain.chainId}`] === "none"
+          ? undefined
+          : (addr(env[`SANCTIONS_ORACLE_ADDRESS_${chain.chainId}`]) ?? addr(dep?.sanctionsOracle)),
+      sanctionsListFile: env[`SANCTIONS_LIST_FILE_${chain.chainId}`] || undefined,
       startBlock: Number(env[`START_BLOCK_${chain.chainId}`] ?? dep?.startBlock ?? 0),
       tokens,
     });

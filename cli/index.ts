@@ -12,10 +12,12 @@ import { createCashier, deleteCashier, listCashiers } from "../modules/terminals
 import { loadConfig } from "../core/config.js";
 import { DATA_DIR, readStackInfo } from "../local/stack-info.js";
 import { withdrawPayment } from "../modules/payments/withdraw.js";
+import { cancelPayment } from "../modules/payments/cancel.js";
 import { recoverFunds } from "../modules/payments/recover.js";
 import { publicClients } from "../chains/clients.js";
 import { activeChains } from "../chains/runtime.js";
 import { cliListDeliveries, cliResendDelivery } from "./webhooks.js";
+import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease, SANCTIONS_USAGE } from "./sanctions.js";
 import { listMerchantVaults, rebindVault, setVaultFee } from "../modules/vault/config-operator.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -39,12 +41,14 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   cashier list --merchant <merchantId>
   cashier delete --merchant <merchantId> --code <CODE>
   payment withdraw --merchant <merchantId> --payment <paymentId>   (manual withdraw of a partial payment)
+  payment cancel --merchant <merchantId> --payment <paymentId>   (cancel a pending payment that received nothing)
   payment recover --merchant <merchantId> --payment <paymentId> --token <address>   (unexpected funds to the payout; 0x0…0 = native coin)
   webhook list --merchant <merchantId> [--status pending|success|failed] [--limit <1-100>]
   webhook resend --delivery <deliveryId>
   vault list --merchant <merchantId>
   vault fee --public-id <publicId> --fee-bps <0-100> [--recipient <address>|default]   (registers a business's Vault fee)
   vault rebind --public-id <publicId> --api-key-id <apiKeyId>   (after the vault's key was revoked or rolled)
+${SANCTIONS_USAGE}
 
 DATABASE_URL (and APP_SCHEMA) select the database; without it, the running local stack's database is used.`;
 
@@ -78,6 +82,11 @@ async function main() {
       cap: { type: "string" },
       share: { type: "string" },
       replace: { type: "boolean" },
+      deposit: { type: "string" },
+      recovery: { type: "string" },
+      reason: { type: "string" },
+      operator: { type: "string" },
+      all: { type: "boolean" },
     },
   });
   const url = process.env.DATABASE_URL ?? readStackInfo()?.databaseUrl;
@@ -98,6 +107,13 @@ const need = (v: string | undefined, flag: string) => {
   return v;
 };
 class UsageError extends Error {}
+
+/** The chains with RPC URLs from the environment, or the running local stack's. */
+function rpcChains() {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const c of readStackInfo()?.chains ?? []) env[`RPC_URL_${c.chainId}`] ??= c.rpcUrl;
+  return activeChains(env);
+}
 
 async function run(db: ReturnType<typeof createDb>, group: string, action: string, v: Record<string, string | boolean | undefined>) {
   const s = (k: string) => v[k] as string | undefined;
@@ -184,11 +200,15 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
     case "payment withdraw":
       // The operator acts for the merchant: the same operation as the API, without a key.
       return withdrawPayment({ db, now: Date.now }, { merchantId: need(s("merchant"), "merchant") }, need(s("payment"), "payment"));
+    case "payment cancel":
+      // A native-coin payment's balance is read on chain (modules/payments/address-has-funds.ts).
+      return cancelPayment(
+        { db, now: Date.now, clients: publicClients(rpcChains()) },
+        { merchantId: need(s("merchant"), "merchant") },
+        need(s("payment"), "payment"),
+      );
     case "payment recover": {
-      // RPC URLs from the environment, or the running local stack's chains (native balances are read on chain).
-      const env: Record<string, string | undefined> = { ...process.env };
-      for (const c of readStackInfo()?.chains ?? []) env[`RPC_URL_${c.chainId}`] ??= c.rpcUrl;
-      const chains = activeChains(env);
+      const chains = rpcChains(); // native balances are read on chain
       return recoverFunds(
         { db, now: Date.now, chains, clients: publicClients(chains) },
         { merchantId: need(s("merchant"), "merchant") },
@@ -217,6 +237,14 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
         { db, now: Date.now },
         { publicId: need(s("public-id"), "public-id"), apiKeyId: need(s("api-key-id"), "api-key-id") },
       );
+    case "sanctions list":
+      return cliSanctionsList(db, { all: v.all === true, limit: s("limit") });
+    case "sanctions release":
+    case "sanctions reject": {
+      const target = { paymentId: s("payment"), recoveryId: s("recovery"), depositId: s("deposit") };
+      const opts = { reason: need(s("reason"), "reason"), operator: s("operator") };
+      return action === "release" ? cliSanctionsRelease(db, target, opts) : cliSanctionsReject(db, target, opts);
+    }
     default:
       throw new UsageError(USAGE);
   }

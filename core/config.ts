@@ -145,6 +145,21 @@ const schema = z.object({
         .map((s) => s.trim().toLowerCase())
         .filter(Boolean),
     ),
+  /**
+   * Sanctions screening (docs/sanctions.md): a file of addresses (one a line, `#` comments) whose payments and vault
+   * deposits are held, on every chain; SANCTIONS_LIST_FILE_<chainId> and SANCTIONS_ORACLE_ADDRESS_<chainId> are per
+   * chain (chains/runtime.ts). Re-read when it changes.
+   */
+  SANCTIONS_LIST_FILE: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined),
+  /** A source that cannot answer: `closed` (default) leaves the payment or deposit unsettled and asks again; `open` settles, with a warning. */
+  SANCTIONS_FAIL_MODE: z.enum(["closed", "open"]).default("closed"),
+  /** How long an oracle's answer about an address is reused, per process (ms); 0 asks every time. Failures are never cached. */
+  SANCTIONS_CACHE_TTL_MS: z.coerce.number().int().min(0).default(600_000),
+  /** Native coin (no log): blocks before the block of the payment's creation time where the search for its senders starts (docs/sanctions.md). */
+  SANCTIONS_NATIVE_LOOKBACK_BLOCKS: z.coerce.number().int().min(1).max(100_000).default(120),
   /** Delete final Transfer logs of Ponder's sync store that touch none of our addresses (modules/indexing/prune-sync.ts). */
   SYNC_PRUNE_ENABLED: z
     .string()

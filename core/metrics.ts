@@ -186,6 +186,16 @@ export const paymentsAwaitingGas = new Gauge({
   help: "Paid gasless payments waiting for their merchant's Gas Tank to be funded",
   registers,
 });
+export const paymentsWithdrawRequests = new Gauge({
+  name: "chainpay_payments_withdraw_requests",
+  help: "Manual withdrawals requested by merchants that the settler has not signed yet (status withdraw_request)",
+  registers,
+});
+export const withdrawRequestOldestSeconds = new Gauge({
+  name: "chainpay_payments_withdraw_request_oldest_seconds",
+  help: "How long the oldest withdraw_request has waited for the settler, in seconds (0 when none)",
+  registers,
+});
 export const settlerBalance = new Gauge({
   name: "chainpay_settler_balance",
   help: "Native coin balance of the settler account (pays the gas of sweeps), in whole coins, by chain",

@@ -754,7 +754,8 @@ export const vaultSweeps = pgTable(
 /**
  * One row per confirmed transfer to a vault user's address (idempotent on `transfer_id`, the indexer's id).
  * detected -> processing (a sweep is signed) -> completed (its Swept event indexed), or failed (retried with
- * backoff at `next_attempt_at`). `hold`: why a detected deposit is not swept on its own (`below_minimum`: at most
+ * backoff at `next_attempt_at`); detected | failed -> held (its sender failed sanctions screening: its (address, token)
+ * is not swept until the operator releases it back to detected; sanctions_holds). `hold`: why a detected deposit is not swept on its own (`below_minimum`: at most
  * 0.001 tokens; `token_not_enabled`: a token the vault does not accept). A sweep moves the address's whole balance
  * of the token, so it also carries (completes) held deposits of that token; `recover_requested_at` asks for a
  * sweep of held ones (charged the vault's fee like any sweep). Amounts in smallest units.
@@ -897,4 +898,118 @@ export const bridgeOrderEvents = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [index("bridge_order_events_order_idx").on(t.orderId)],
+);
+
+/**
+ * Sanctions screening (modules/sanctions, docs/sanctions.md): one row per payment, recovery of unexpected funds or
+ * vault deposit held because a sanctions source flagged its sender: the positive result kept for audit (`address`,
+ * `source`: `oracle:0x…` or `list:<file>`), and the status the subject was taken from (a payment: `paid`,
+ * `deploying_wallet` or `withdraw_request`; a recovery: `requested`). held -> released (the operator lets it settle;
+ * that address is not screened again for that payment) or rejected (it never settles here; no funds move), or
+ * dropped (a held vault deposit's transfer was rolled back by a re-org). A released row with the zero address and
+ * source `unidentified` is the operator's acceptance of senders that could not be identified (native coin).
+ */
+export const sanctionsHolds = pgTable(
+  "sanctions_holds",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** `payment`, `recovery` or `vault_deposit`. */
+    subject: text("subject").notNull(),
+    /** The payment; also set for a recovery (the recovery's payment). */
+    paymentId: uuid("payment_id").references(() => payments.id),
+    recoveryId: uuid("recovery_id").references(() => fundRecoveries.id),
+    depositId: uuid("deposit_id").references(() => vaultDeposits.id),
+    chainId: integer("chain_id").notNull(),
+    /** The flagged sender, lowercase. */
+    address: text("address").notNull(),
+    source: text("source").notNull(),
+    fromStatus: text("from_status").notNull(),
+    status: text("status").notNull().default("held"), // held | released | rejected | dropped
+    createdAt: ts("created_at").notNull().defaultNow(),
+    resolvedAt: ts("resolved_at"),
+  },
+  (t) => [
+    check(
+      "sanctions_holds_subject",
+      sql`(subject = 'payment' AND payment_id IS NOT NULL AND recovery_id IS NULL AND deposit_id IS NULL) OR (subject = 'recovery' AND recovery_id IS NOT NULL AND payment_id IS NOT NULL AND deposit_id IS NULL) OR (subject = 'vault_deposit' AND deposit_id IS NOT NULL AND payment_id IS NULL AND recovery_id IS NULL)`,
+    ),
+    check("sanctions_holds_status", sql`status IN ('held', 'released', 'rejected', 'dropped')`),
+    check("sanctions_holds_address_lowercase", sql`address = lower(address)`),
+    uniqueIndex("sanctions_holds_open_payment_idx")
+      .on(t.paymentId)
+      .where(sql`status = 'held' AND subject = 'payment'`),
+    uniqueIndex("sanctions_holds_open_recovery_idx")
+      .on(t.recoveryId)
+      .where(sql`status = 'held' AND recovery_id IS NOT NULL`),
+    uniqueIndex("sanctions_holds_open_deposit_idx")
+      .on(t.depositId)
+      .where(sql`status = 'held' AND deposit_id IS NOT NULL`),
+    index("sanctions_holds_payment_idx")
+      .on(t.paymentId)
+      .where(sql`payment_id IS NOT NULL`),
+    index("sanctions_holds_deposit_idx")
+      .on(t.depositId)
+      .where(sql`deposit_id IS NOT NULL`),
+    index("sanctions_holds_held_idx")
+      .on(t.createdAt)
+      .where(sql`status = 'held'`),
+  ],
+);
+
+/**
+ * Every decision on a hold (`release`, `reject` by the operator; `drop` by `system` when a held deposit is re-orged
+ * away): who, why, when, written with the subject's transition.
+ */
+export const sanctionsActions = pgTable(
+  "sanctions_actions",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    holdId: uuid("hold_id")
+      .notNull()
+      .references(() => sanctionsHolds.id),
+    action: text("action").notNull(),
+    actor: text("actor").notNull(),
+    reason: text("reason").notNull(),
+    /** The payment's, recovery's or deposit's status before and after. */
+    subjectFrom: text("subject_from").notNull(),
+    subjectTo: text("subject_to").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    check("sanctions_actions_action", sql`action IN ('release', 'reject', 'drop')`),
+    check("sanctions_actions_reason", sql`length(btrim(reason)) > 0`),
+    check("sanctions_actions_actor", sql`length(btrim(actor)) > 0`),
+    index("sanctions_actions_hold_idx").on(t.holdId),
+  ],
+);
+
+/**
+ * A payment or recovery whose screening could not finish (`unavailable`: a source did not answer; `unidentified`:
+ * a native-coin sender could not be identified) and waits under SANCTIONS_FAIL_MODE=closed: the settler leaves it
+ * out until `retry_at` (a backoff, so stuck rows neither cost a search every pass nor starve newer ones). Deleted
+ * once it is screened (clear or held) or released by the operator; shown by `sanctions list`.
+ */
+export const sanctionsScreenings = pgTable(
+  "sanctions_screenings",
+  {
+    /** `payment` or `recovery`. */
+    subject: text("subject").notNull(),
+    subjectId: uuid("subject_id").notNull(),
+    paymentId: uuid("payment_id")
+      .notNull()
+      .references(() => payments.id),
+    chainId: integer("chain_id").notNull(),
+    kind: text("kind").notNull(), // unavailable | unidentified
+    reason: text("reason").notNull(),
+    attempts: integer("attempts").notNull().default(1),
+    firstAt: ts("first_at").notNull(),
+    lastAt: ts("last_at").notNull(),
+    retryAt: ts("retry_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "sanctions_screenings_pk", columns: [t.subject, t.subjectId] }),
+    check("sanctions_screenings_subject", sql`subject IN ('payment', 'recovery')`),
+    check("sanctions_screenings_kind", sql`kind IN ('unavailable', 'unidentified')`),
+    index("sanctions_screenings_payment_idx").on(t.paymentId),
+  ],
 );

@@ -13,6 +13,7 @@ import { bridgeDestinationAbi, bridgeDestinationBytecode } from "../abis/BridgeD
 import { bridgeSourceAbi, bridgeSourceBytecode } from "../abis/BridgeSource.js";
 import { multicall3Bytecode } from "../abis/Multicall3.js";
 import { priceOracleAbi, priceOracleBytecode } from "../abis/PriceOracle.js";
+import { sanctionsOracleAbi, sanctionsOracleBytecode } from "../abis/SanctionsOracle.js";
 import { testTokenAbi, testTokenBytecode } from "../abis/TestToken.js";
 import { tetherTokenAbi, tetherTokenBytecode } from "../abis/TetherToken.js";
 import { walletFactoryAbi, walletFactoryBytecode } from "../abis/WalletFactory.js";
@@ -45,7 +46,8 @@ async function placeMulticall3(pub: PublicClient): Promise<Address> {
 }
 
 /**
- * Deploys the factory, oracle, the chain's registry tokens and the bridge on a fresh local chain, and places Multicall3.
+ * Deploys the factory, oracle, the chain's registry tokens, the bridge and the sanctions oracle on a fresh local chain,
+ * and places Multicall3.
  * Addresses are deterministic: they follow from the deployer's nonces on a fresh chain.
  */
 export async function deployLocalChain(opts: {
@@ -104,6 +106,10 @@ export async function deployLocalChain(opts: {
   await write("setFeeRecipient", factory, walletFactoryAbi as Abi, "setFeeRecipient", [LOCAL_ROLES.treasury.address, true]);
   const symbols = Object.keys(LOCAL_PRICES);
   await write("setPrices", oracle, priceOracleAbi as Abi, "setPrices", [symbols, symbols.map((s) => parseUnits(LOCAL_PRICES[s]!, 18))]);
+  // The sanctions oracle last, so every address above stays what it was before it existed.
+  const sanctionsOracle = await deploy("SanctionsOracle", sanctionsOracleAbi as Abi, sanctionsOracleBytecode, [
+    LOCAL_ROLES.deployer.address,
+  ]);
   for (const { what, hash } of sent) {
     const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (receipt.status !== "success") throw new Error(`local deployment: ${what} reverted`);
@@ -118,5 +124,41 @@ export async function deployLocalChain(opts: {
   }
   const multicall3 = await placeMulticall3(pub);
   const startBlock = Number(await pub.getBlockNumber());
-  return { chainId: opts.chainId, factory, implementation, oracle, multicall3, bridgeSource, bridgeDestination, tokens, startBlock };
+  return {
+    chainId: opts.chainId,
+    factory,
+    implementation,
+    oracle,
+    multicall3,
+    bridgeSource,
+    bridgeDestination,
+    sanctionsOracle,
+    tokens,
+    startBlock,
+  };
+}
+
+/**
+ * The sanctions oracle alone (owner: the deployer), for a chain whose state was kept from before it existed
+ * (local/stack.ts): an owner-only list of flagged addresses behind `isSanctioned(address)`.
+ */
+export async function deploySanctionsOracle(opts: { chainId: number; rpcUrl: string }): Promise<Address> {
+  const transport = http(opts.rpcUrl);
+  const chain = {
+    id: opts.chainId,
+    name: `local ${opts.chainId}`,
+    nativeCurrency: { name: "ETH", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [opts.rpcUrl] } },
+  };
+  const pub = createPublicClient({ chain, transport });
+  const wallet = createWalletClient({ chain, transport, account: LOCAL_ROLES.deployer });
+  const hash = await wallet.deployContract({
+    abi: sanctionsOracleAbi as Abi,
+    bytecode: sanctionsOracleBytecode,
+    args: [LOCAL_ROLES.deployer.address],
+    gas: 2_000_000n,
+  } as any);
+  const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  if (receipt.status !== "success" || !receipt.contractAddress) throw new Error("local deployment: SanctionsOracle reverted");
+  return receipt.contractAddress;
 }

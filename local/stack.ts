@@ -8,7 +8,7 @@ import { LOCAL_ROLES, ANVIL_KEYS } from "./accounts.js";
 import { startAnvil, type Anvil } from "./anvil.js";
 import { startBridgeStandIn } from "./bridge/server.js";
 import { startSolver } from "./bridge/solver.js";
-import { deployLocalChain } from "./deploy.js";
+import { deployLocalChain, deploySanctionsOracle } from "./deploy.js";
 import { startPonder, ponderSchemaName, type PonderProcess } from "./ponder.js";
 import { startEmbeddedPostgres, type LocalPostgres } from "./postgres.js";
 
@@ -89,6 +89,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ? prev
           : undefined;
       deployments.chains[String(chainId)] = kept ?? (await deployLocalChain({ chainId, rpcUrl: anvil.rpcUrl }));
+      // State kept from before the sanctions oracle existed: deploy it alone.
+      if (kept && !kept.sanctionsOracle) kept.sanctionsOracle = await deploySanctionsOracle({ chainId, rpcUrl: anvil.rpcUrl });
       log(`chain ${String(chainId).padEnd(7)}${anvil.rpcUrl}${forkUrl ? ` (fork of ${forkUrl})` : ""}${kept ? " (state kept)" : ""}`);
     }
     fs.writeFileSync(deploymentsFile, JSON.stringify(deployments, null, 2));

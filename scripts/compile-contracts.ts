@@ -19,6 +19,7 @@ const CONTRACTS = [
   "ReentrantPayout",
   "BridgeSource",
   "BridgeDestination",
+  "SanctionsOracle",
 ];
 
 const sources = Object.fromEntries(

@@ -9,6 +9,7 @@ import { listPayments } from "../../modules/payments/list.js";
 import { getPromoStatus } from "../../modules/payments/promo.js";
 import { recoverFunds } from "../../modules/payments/recover.js";
 import { withdrawPayment } from "../../modules/payments/withdraw.js";
+import { cancelPayment } from "../../modules/payments/cancel.js";
 import { getVault } from "../../modules/vault/config.js";
 import { listVaultDeposits } from "../../modules/vault/deposits.js";
 import { getVaultUser } from "../../modules/vault/users.js";
@@ -104,6 +105,9 @@ export const rootValue = {
 
   /** POST /v1/payments/{paymentId}/withdraw. */
   withdrawPayment: field(async (args: { paymentId: string }, ctx) => withdrawPayment(ctx.deps, ctx.caller, args.paymentId)),
+
+  /** POST /v1/payments/{paymentId}/cancel. */
+  cancelPayment: field(async (args: { paymentId: string }, ctx) => cancelPayment(ctx.deps, ctx.caller, args.paymentId)),
 
   /** POST /v1/payments/{paymentId}/recover (body `{token}`). */
   recoverFunds: field(async (args: { paymentId: string; token: string }, ctx) => {

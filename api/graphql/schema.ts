@@ -71,6 +71,10 @@ export const SDL = /* GraphQL */ `
     """
     withdrawPayment(paymentId: String!): WithdrawResult
     """
+    POST /v1/payments/{paymentId}/cancel: a pending payment that received nothing becomes cancelled (final).
+    """
+    cancelPayment(paymentId: String!): CancelResult
+    """
     POST /v1/payments/{paymentId}/recover: sweeps unexpected funds of one token (the zero address: the
     native coin) from the payment's address to its committed payout, with no fee.
     """
@@ -113,9 +117,15 @@ export const SDL = /* GraphQL */ `
 
   type WithdrawResult {
     paymentId: String!
-    "Always \`withdrawing\`."
+    "Always \`withdraw_request\` (the payment's status until the settler signs the sweep, then \`withdrawing\`)."
     status: String!
     receivedAmount: String!
+  }
+
+  type CancelResult {
+    paymentId: String!
+    "Always \`cancelled\`."
+    status: String!
   }
 
   type FundRecovery {

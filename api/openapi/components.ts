@@ -261,6 +261,8 @@ export const COMPONENTS = {
   OraclePrice: pay.OraclePrice,
   Withdrawal: pay.Withdrawal,
   WithdrawalResult: pay.withResult(pay.Withdrawal),
+  Cancellation: pay.Cancellation,
+  CancellationResult: pay.withResult(pay.Cancellation),
   FundRecovery: pay.FundRecovery,
   FundRecoveryResult: pay.withResult(pay.FundRecovery),
   PublicPaymentView: pay.PublicPaymentView,

@@ -1,8 +1,10 @@
 import { zeroAddress } from "viem";
 import { ORDER_IN_FLIGHT } from "../../modules/bridge/guard.js";
 import { BRIDGE_OFF, bridgeQuoteQuery, ORDER_OF_ANOTHER } from "../../modules/bridge/orders.js";
+import { cannotCancelIn, HAS_FUNDS, HAS_UNCOUNTED_FUNDS } from "../../modules/payments/cancel.js";
 import { listPaymentsQuery } from "../../modules/payments/list.js";
 import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
+import { SANCTIONS_HELD_MESSAGE } from "../../modules/sanctions/blocked.js";
 import { verifyQuery } from "../../modules/payments/verify.js";
 import { oraclePriceQuery, tokenMetadataQuery, tokenPriceQuery } from "../../modules/pricing/lookups.js";
 import { BAD_JSON, fail, NOT_JSON, TOO_LARGE, TOO_MANY, UNAUTHORIZED, type Operation } from "./operation.js";
@@ -176,7 +178,8 @@ export const PAYMENT_OPERATIONS: Operation[] = [
     path: "/v1/payments/{paymentId}/withdraw",
     tag: "Extensions",
     summary: "Withdraw a partial payment",
-    description: "A pending or expired payment with less than due received: the settler sweeps what arrived to the merchant, with no fee.",
+    description:
+      "A pending or expired payment with less than due received becomes `withdraw_request`; the settler takes it when it next runs (`withdrawing` once the sweep is signed, then `withdrawn`) and sweeps what arrived to the merchant, with no fee.",
     auth: "key",
     extension: true,
     pathParams: paymentId,
@@ -193,10 +196,34 @@ export const PAYMENT_OPERATIONS: Operation[] = [
   },
   {
     method: "post",
+    path: "/v1/payments/{paymentId}/cancel",
+    tag: "Extensions",
+    summary: "Cancel a payment that received nothing",
+    description:
+      "A `pending` payment with nothing received becomes `cancelled` (final), with the extension event `payment.cancelled`. Its address stays watched: funds sent later are listed in `unexpectedFunds` and recoverable.",
+    auth: "key",
+    extension: true,
+    pathParams: paymentId,
+    responses: [{ status: 200, description: "Cancelled", schema: "CancellationResult" }],
+    errors: {
+      shape: "result",
+      list: [
+        fail(401, "Unauthorized", { shape: "plain" }),
+        fail(404, "Payment not found"),
+        fail(409, HAS_FUNDS),
+        fail(409, ORDER_IN_FLIGHT),
+        fail(409, HAS_UNCOUNTED_FUNDS),
+        ...PAYMENT_STATUSES.filter((st) => st !== "pending").map((st) => fail(409, cannotCancelIn(st))),
+      ],
+    },
+  },
+  {
+    method: "post",
     path: "/v1/payments/{paymentId}/recover",
     tag: "Extensions",
     summary: "Recover unexpected funds",
-    description: "Sends another token (or a token arrived after the payment is final) to the payout address (docs/unexpected-funds.md).",
+    description:
+      "Sends another token (or a token arrived after the payment is final) to the payout address (docs/unexpected-funds.md). Funds that sanctions screening holds, or that the operator rejected, are refused with 409 (docs/sanctions.md); the senders of what a recovery moves are screened before it is signed, and a flagged one holds it (`requested`, with `error`) for the operator.",
     auth: "key",
     extension: true,
     pathParams: paymentId,
@@ -210,6 +237,7 @@ export const PAYMENT_OPERATIONS: Operation[] = [
         BAD_JSON,
         fail(404, "Payment not found"),
         fail(409, "No unexpected funds to recover in this token"),
+        fail(409, SANCTIONS_HELD_MESSAGE),
         TOO_LARGE,
         NOT_JSON,
         TOO_MANY,

@@ -279,7 +279,8 @@ export const VAULT_OPERATIONS: Operation[] = [
     path: "/vault/v1/deposits/{depositId}/recover",
     tag: "Extensions",
     summary: "Recover a held deposit",
-    description: "A deposit held (below the minimum, or a token the vault does not accept) is swept to the wallet at the vault's fee.",
+    description:
+      "A deposit held (below the minimum, or a token the vault does not accept) is swept to the wallet at the vault's fee. A deposit in status `held` (its sender failed sanctions screening) cannot be recovered: only the operator releases it (docs/sanctions.md).",
     auth: "key",
     extension: true,
     pathParams: { depositId: { description: "The deposit id" } },
@@ -292,6 +293,7 @@ export const VAULT_OPERATIONS: Operation[] = [
         fail(404, "Deposit not found"),
         fail(409, "Deposit already processed"),
         fail(409, "Deposit is being processed"),
+        fail(409, "Deposit is held by sanctions screening"),
         fail(409, "Only a held deposit (below the minimum, or a token the vault does not accept) can be recovered"),
         TOO_MANY,
       ],

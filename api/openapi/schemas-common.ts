@@ -30,7 +30,7 @@ export const CodedError = z
   .meta({ description: "`{error, code}`: GET /v1/payments" });
 export const ResultError = z
   .object({ success: z.literal(false), error: z.string(), data: z.null() })
-  .meta({ description: "`{success: false, error, data: null}`: /v1/webhooks*, withdraw and recover" });
+  .meta({ description: "`{success: false, error, data: null}`: /v1/webhooks*, withdraw, cancel and recover" });
 export const VerifyError = z
   .object({ valid: z.literal(false), verified: z.literal(false), error: z.string() })
   .meta({ description: "`{valid: false, verified: false, error}`: GET /payments/verify" });

@@ -107,7 +107,14 @@ export const PromoStatus = z.object({
   freeTransactions: z.object({ eligible: z.boolean(), used: z.number().int(), remaining: z.number().int() }),
 });
 
-export const Withdrawal = z.object({ paymentId: uuid, status: z.literal("withdrawing"), receivedAmount: decimal });
+export const Withdrawal = z.object({
+  paymentId: uuid,
+  status: z.literal("withdraw_request").meta({
+    description: "The payment's status after the request; `withdrawing` once the settler has signed the sweep",
+  }),
+  receivedAmount: decimal,
+});
+export const Cancellation = z.object({ paymentId: uuid, status: z.literal("cancelled") });
 export const FundRecovery = z.object({
   recoveryId: uuid,
   paymentId: uuid,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEPOSIT_STATUSES } from "../../modules/vault/serialize-deposit.js";
+import { LISTED_DEPOSIT_STATUSES } from "../../modules/vault/serialize-deposit.js";
 import { VAULT_SUBSCRIPTIONS } from "../../modules/webhooks/events.js";
 import { address, txHash, unixMs, units, uuid } from "./schemas-common.js";
 
@@ -53,7 +53,10 @@ export const VaultDeposit = z.object({
   netAmount: units,
   chainId: z.number().int(),
   tokenSymbol: z.string(),
-  status: z.enum(DEPOSIT_STATUSES),
+  status: z.enum(LISTED_DEPOSIT_STATUSES).meta({
+    description:
+      "The spec's `detected`, `processing`, `completed`, `failed`, and the extension `held`: its sender failed sanctions screening; no deposit of its (address, token) is swept until the operator releases it (docs/sanctions.md)",
+  }),
   depositTxHash: txHash.nullable(),
   processTxHash: txHash.nullable(),
   createdAt: unixMs,

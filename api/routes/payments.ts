@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { getBalance } from "../../modules/gas-tank/balance.js";
 import { SESSION_COOKIE } from "../../modules/merchants/sessions.js";
+import { cancelPayment } from "../../modules/payments/cancel.js";
 import { createPayment } from "../../modules/payments/create.js";
 import { listPayments } from "../../modules/payments/list.js";
 import { getPromoStatus } from "../../modules/payments/promo.js";
@@ -28,7 +29,8 @@ export const payments = new Hono<AppEnv>()
 
 /**
  * /v1/payments: the list (API key, or the dashboard's session cookie), manual withdraw of a partial payment,
- * and recovery of unexpected funds to the payout (README, "Unexpected funds").
+ * cancel of a payment that received nothing, and recovery of unexpected funds to the payout (README, "Unexpected
+ * funds").
  */
 export const paymentsV1 = new Hono<AppEnv>()
   .get("/", errorsAs("coded"), async (c) => {
@@ -38,6 +40,9 @@ export const paymentsV1 = new Hono<AppEnv>()
   // The key is checked before the result envelope applies: a 401 here is `{error}`, as it always was.
   .post("/:id/withdraw", requireApiKey(), errorsAs("result"), async (c) =>
     c.json({ success: true, error: null, data: await withdrawPayment(c.var.deps, keyCaller(c), c.req.param("id")) }),
+  )
+  .post("/:id/cancel", requireApiKey(), errorsAs("result"), async (c) =>
+    c.json({ success: true, error: null, data: await cancelPayment(c.var.deps, keyCaller(c), c.req.param("id")) }),
   )
   // The operator pays each recovery's gas: 10 requests a minute per merchant (docs/unexpected-funds.md).
   .post("/:id/recover", requireApiKey(), errorsAs("result"), rateLimit("payments.recover"), async (c) => {

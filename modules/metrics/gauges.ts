@@ -8,11 +8,13 @@ import {
   indexerLagBlocks,
   indexerLagSeconds,
   paymentsAwaitingGas,
+  paymentsWithdrawRequests,
   scrapeSourceUp,
   settlerBalance,
   webhookQueueDue,
   webhookQueueOldestDue,
   webhookQueuePending,
+  withdrawRequestOldestSeconds,
 } from "../../core/metrics.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { settlerAccount } from "../settlement/shared.js";
@@ -20,7 +22,7 @@ import { settlerAccount } from "../settlement/shared.js";
 // The gauges of shared state, read when /metrics is scraped rather than kept by any one process: every process
 // that serves /metrics reports the same values (aggregate them with max() in PromQL). Each source is bounded by
 // SOURCE_TIMEOUT_MS and reported in chainpay_metrics_source_up; a source that fails leaves its gauges empty
-// (or 0) instead of stale. Cost per scrape: four aggregate queries and two RPC calls per chain.
+// (or 0) instead of stale. Cost per scrape: five aggregate queries and two RPC calls per chain.
 
 const SOURCE_TIMEOUT_MS = 3_000;
 
@@ -100,6 +102,19 @@ async function gasTanks(deps: AppDeps) {
   paymentsAwaitingGas.set(waiting.rows[0]!.n);
 }
 
+/**
+ * Withdraw requests the settler has not taken (modules/settlement/send.ts): their number and the wait of the oldest.
+ * A count that grows, or an age past a few settler passes, means the settler is stopped or cannot sign.
+ */
+async function withdrawRequests(deps: AppDeps) {
+  const { rows } = await deps.db.pool.query<{ n: number; oldest: number | null }>(
+    `SELECT count(*)::int AS n, extract(epoch FROM $1 - min(updated_at))::float8 AS oldest FROM payments WHERE status = 'withdraw_request'`,
+    [new Date(deps.now())],
+  );
+  paymentsWithdrawRequests.set(rows[0]!.n);
+  withdrawRequestOldestSeconds.set(Math.max(0, rows[0]!.oldest ?? 0));
+}
+
 /** The settler's native balance per chain: it pays the gas of every sweep. Only where SETTLER_PRIVATE_KEY is set. */
 const settlerAddresses = new Map<string, Address>();
 async function settler(deps: AppDeps) {
@@ -146,6 +161,14 @@ export function refreshGauges(deps: AppDeps): Promise<void> {
         gasTankBalanceMicros.reset();
         gasTankMerchants.reset();
         paymentsAwaitingGas.reset();
+      },
+    ),
+    source(
+      "withdrawals",
+      () => withdrawRequests(deps),
+      () => {
+        paymentsWithdrawRequests.reset();
+        withdrawRequestOldestSeconds.reset();
       },
     ),
     source(

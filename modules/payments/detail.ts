@@ -3,6 +3,8 @@ import { formatAmount } from "../../core/money.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { listDeliveries, type DeliveryView } from "../webhooks/deliveries.js";
 import { bridgeRefOf } from "../bridge/refs.js";
+import { indexedBlocks } from "./confirmations.js";
+import { cancelRefusal } from "./cancel.js";
 import { fmt, paymentListItem, terminalOf } from "./serialize.js";
 import { unexpectedFundsOf } from "./unexpected-funds.js";
 import { merchantPayment } from "./merchant-payment.js";
@@ -45,6 +47,11 @@ export type PaymentDetail = {
   deliveries: DeliveryView[];
   /** A partial payment the merchant may withdraw now (modules/payments/withdraw.ts). */
   canWithdraw: boolean;
+  /**
+   * A pending payment the merchant may cancel now (modules/payments/cancel.ts cancelRefusal): nothing counted, nothing
+   * at its address, no cross-chain order in flight. Read without the lock; the cancel checks again under it.
+   */
+  canCancel: boolean;
 };
 
 type Deps = Pick<AppDeps, "db" | "now" | "config" | "chains" | "clients">;
@@ -64,7 +71,7 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
   const p = await merchantPayment(deps.db.pool, merchant.id, paymentId);
 
   const client = deps.clients.get(p.chain_id);
-  const [terminal, latestBlock, unexpected, events, sweeps, deliveries, bridge] = await Promise.all([
+  const [terminal, latestBlock, unexpected, events, sweeps, deliveries, bridge, cancelBlocked, indexed] = await Promise.all([
     terminalOf(deps.db.pool, p),
     p.payment_block_number && client ? client.getBlockNumber().catch(() => undefined) : undefined,
     unexpectedFundsOf(deps, [p]),
@@ -78,8 +85,18 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
     ),
     listDeliveries(deps.db, { merchantId: merchant.id, kind: "payment" }, { paymentId: p.id, limit: "100" }),
     bridgeRefOf(deps.db.pool, p.id),
+    // An unreadable native balance hides the button (the cancel itself would fail the same way).
+    cancelRefusal(deps, deps.db.pool, p).catch(() => "unknown"),
+    // A waiting payment's confirmations count against the indexer's block, as in the list and on the payer page.
+    indexedBlocks(deps.db, [p]),
   ]);
-  const payment = paymentListItem(p, { terminal, latestBlock, unexpectedFunds: unexpected.get(p.id), bridge });
+  const payment = paymentListItem(p, {
+    terminal,
+    latestBlock,
+    unexpectedFunds: unexpected.get(p.id),
+    bridge,
+    indexedBlock: indexed.get(p.chain_id),
+  });
 
   const timeline: TimelineEntry[] = [
     { at: p.created_at.getTime(), from: null, to: "pending", reason: "created" },
@@ -88,7 +105,7 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
 
   const transactions: PaymentTransaction[] = [];
   if (payment.transaction) transactions.push({ kind: "payment", ...payment.transaction, status: null, final: true });
-  const isWithdrawal = ["withdrawing", "withdrawn"].includes(p.status) || p.withdrawal_tx_hash !== null;
+  const isWithdrawal = ["withdraw_request", "withdrawing", "withdrawn"].includes(p.status) || p.withdrawal_tx_hash !== null;
   for (const s of sweeps.rows)
     transactions.push({
       kind: isWithdrawal ? "withdrawal" : "settlement",
@@ -129,5 +146,6 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
     redirect: { url, hash: redirectHash(deps.config.HASH_SECRET, p) },
     deliveries: deliveries.deliveries,
     canWithdraw: WITHDRAWABLE.includes(p.status) && received > 0n && received < BigInt(p.due_units),
+    canCancel: cancelBlocked === null,
   };
 }

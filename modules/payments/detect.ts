@@ -1,33 +1,55 @@
 import { and, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
-import { getAddress, zeroAddress, type Address } from "viem";
+import { getAddress, zeroAddress, type Address, type Hex } from "viem";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { observePaymentPaid } from "../../core/metrics.js";
 import { withTransaction } from "../../db/client.js";
 import { payments } from "../../db/schema.js";
 import { nativeBalances, walletBalances } from "./balances.js";
-import { reopenAfterReorg } from "./reorg.js";
+import { confirmationsOf } from "./confirmations.js";
+import { reopenAfterReorg, unconfirmAfterReorg } from "./reorg.js";
 import { transition } from "./state-machine.js";
 
 type Seen = {
   id: string;
   status: string;
   due: bigint;
+  /** What the row holds (`received_units`): the counted amount. */
   previous: bigint;
+  /** Counted: the deposits at least `blockConfirmations` deep (native: the balance at the confirmation block). */
   received: bigint;
+  /**
+   * Seen: every indexed deposit, however shallow (block <= latest; native: the balance at `latest`). Equal to
+   * `received` with 1 confirmation. The full amount seen but not counted is `waiting_for_confirmation`.
+   */
+  indexed: bigint;
   txHash: string | null;
   /** First and newest block of the counted deposits (native: the block the balance was read at). */
   block: string | null;
   lastBlock: string | null;
   /** Timestamp (s) of the newest counted deposit's block (token payments): detection latency is measured from it. */
   lastAt?: string | null;
+  /** First seen deposit (transaction, block): what a waiting payment's `transaction` shows. */
+  seenTxHash: string | null;
+  seenBlock: string | null;
+  /**
+   * The block in which the seen deposits first add up to the due amount (its confirmations are the payment's:
+   * it is counted exactly when that block is `blockConfirmations` deep). Null until known (fullAmountBlocks).
+   */
+  fullBlock: string | null;
+  /** The row's `received_block_number` and `payment_tx_hash` (a waiting payment's full-amount block and first deposit). */
+  storedBlock: string | null;
+  storedTxHash: string | null;
+  confirmations: number;
   /** Where the payment is paid, and the block its confirmations end at (latest - confirmations + 1). */
   wallet: Address;
   token: Address;
   confirmedAt: bigint;
 };
 
-const OPEN = ["pending", "expired"];
+const WAITING = "waiting_for_confirmation";
+/** Statuses detection moves: open payments, and those whose full amount waits for its confirmations. */
+const OPEN = ["pending", "expired", WAITING];
 /** What detection needs of an open payment. */
 const OPEN_COLUMNS = {
   id: payments.id,
@@ -37,6 +59,8 @@ const OPEN_COLUMNS = {
   recipientAddress: payments.recipientAddress,
   tokenAddress: payments.tokenAddress,
   blockConfirmations: payments.blockConfirmations,
+  receivedBlockNumber: payments.receivedBlockNumber,
+  paymentTxHash: payments.paymentTxHash,
 };
 /** validate-create.ts caps `blockConfirmations` at 100. */
 export const MAX_CONFIRMATIONS = 100n;
@@ -59,14 +83,20 @@ function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
 
 type TransferView = AppDeps["db"]["views"]["transfer"];
 
-/** A payment's deposits that count at indexed block `latest`: transfers of its token to its address, `blockConfirmations` deep. */
-const countedDeposits = (t: TransferView, latest: bigint) =>
+/** A payment's deposits: transfers of its token to its address. */
+const depositsOf = (t: TransferView) =>
   and(
     eq(t.chainId, payments.chainId),
     eq(t.to, sql`lower(${payments.recipientAddress})`),
     eq(t.token, sql`lower(${payments.tokenAddress})`),
-    lte(t.blockNumber, sql`${latest.toString()}::numeric - ${payments.blockConfirmations} + 1`),
   );
+
+/** A payment's deposits that count at indexed block `latest`: `blockConfirmations` deep. */
+const countedDeposits = (t: TransferView, latest: bigint) =>
+  and(depositsOf(t), lte(t.blockNumber, sql`${latest.toString()}::numeric - ${payments.blockConfirmations} + 1`));
+
+/** A payment's deposits indexed up to block `latest`, however shallow (seen, not necessarily counted). */
+const seenDeposits = (t: TransferView, latest: bigint) => and(depositsOf(t), lte(t.blockNumber, latest));
 
 /** First transaction, first and newest block of the counted deposits. */
 const depositSummary = (t: TransferView) => ({
@@ -77,22 +107,46 @@ const depositSummary = (t: TransferView) => ({
 });
 
 /**
- * Open token payments with their confirmed transfers' sum (at least `block_confirmations` below
- * `latest`); only those paid to `recipients` when given (the candidates of a pass).
+ * Over the seen deposits (joined with seenDeposits): the seen sum, and the counted sum with its summary (the
+ * deposits at least `blockConfirmations` deep, as countedDeposits and depositSummary), in one aggregate.
  */
-async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest: bigint, recipients?: string[]): Promise<Seen[]> {
+function seenAndCounted(t: TransferView, latest: bigint) {
+  const counted = sql`${t.blockNumber} <= ${latest.toString()}::numeric - ${payments.blockConfirmations} + 1`;
+  return {
+    indexed: sql<string>`coalesce(sum(${t.amount}), 0)`,
+    received: sql<string>`coalesce(sum(${t.amount}) FILTER (WHERE ${counted}), 0)`,
+    txHash: sql<string | null>`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}) FILTER (WHERE ${counted}))[1]`,
+    block: sql<string | null>`min(${t.blockNumber}) FILTER (WHERE ${counted})`,
+    lastBlock: sql<string | null>`max(${t.blockNumber}) FILTER (WHERE ${counted})`,
+    lastAt: sql<string | null>`max(${t.timestamp}) FILTER (WHERE ${counted})`,
+    seenTxHash: sql<string | null>`(array_agg(${t.transactionHash} ORDER BY ${t.blockNumber}, ${t.logIndex}))[1]`,
+    seenBlock: sql<string | null>`min(${t.blockNumber})`,
+  };
+}
+
+/**
+ * Open token payments with their seen and counted sums at indexed block `latest`; only those paid to
+ * `recipients` when given (the candidates of a pass), or, with `waiting`, every payment waiting for its
+ * confirmations (left joined: one whose deposits left the index reads 0).
+ */
+async function tokenDeposits(
+  deps: AppDeps,
+  chain: ActiveChain,
+  latest: bigint,
+  scope: { recipients?: string[]; waiting?: boolean } = {},
+): Promise<Seen[]> {
   const t = deps.db.views.transfer;
-  const received = sql<string>`sum(${t.amount})`;
-  const rows = await deps.db.orm
-    .select({ ...OPEN_COLUMNS, received, ...depositSummary(t) })
+  const query = deps.db.orm
+    .select({ ...OPEN_COLUMNS, ...seenAndCounted(t, latest) })
     .from(payments)
-    .innerJoin(t, countedDeposits(t, latest))
+    .$dynamic();
+  const rows = await (scope.waiting ? query.leftJoin(t, seenDeposits(t, latest)) : query.innerJoin(t, seenDeposits(t, latest)))
     .where(
       and(
         eq(payments.chainId, chain.chainId),
-        inArray(payments.status, OPEN),
+        scope.waiting ? eq(payments.status, WAITING) : inArray(payments.status, OPEN),
         ne(payments.tokenAddress, zeroAddress),
-        recipients ? sql`${payments.recipientAddress} = ANY(${sql.param(recipients)}::text[])` : undefined,
+        scope.recipients ? sql`${payments.recipientAddress} = ANY(${sql.param(scope.recipients)}::text[])` : undefined,
       ),
     )
     .groupBy(payments.id);
@@ -102,14 +156,55 @@ async function confirmedTokenDeposits(deps: AppDeps, chain: ActiveChain, latest:
     due: BigInt(r.dueUnits),
     previous: BigInt(r.receivedUnits),
     received: BigInt(r.received),
+    indexed: BigInt(r.indexed),
     txHash: r.txHash,
     block: r.block,
     lastBlock: r.lastBlock,
     lastAt: r.lastAt,
+    seenTxHash: r.seenTxHash,
+    seenBlock: r.seenBlock,
+    fullBlock: null,
+    storedBlock: r.receivedBlockNumber,
+    storedTxHash: r.paymentTxHash,
+    confirmations: r.blockConfirmations,
     wallet: r.recipientAddress as Address,
     token: r.tokenAddress as Address,
     confirmedAt: confirmedAt(latest, r.blockConfirmations),
   }));
+}
+
+/**
+ * The block in which each payment's seen deposits first add up to its due amount (token payments whose full
+ * amount is seen but not counted: a few at any time). Their indexed transfers, summed in order.
+ */
+async function fullAmountBlocks(deps: AppDeps, chain: ActiveChain, latest: bigint, seen: Seen[]): Promise<void> {
+  if (!seen.length) return;
+  const t = deps.db.views.transfer;
+  const rows = await deps.db.orm
+    .select({ to: t.to, token: t.token, amount: t.amount, block: t.blockNumber })
+    .from(t)
+    .where(
+      and(
+        eq(t.chainId, chain.chainId),
+        inArray(
+          t.to,
+          seen.map((s) => s.wallet.toLowerCase() as Hex),
+        ),
+        lte(t.blockNumber, latest),
+      ),
+    )
+    .orderBy(t.blockNumber, t.logIndex);
+  for (const s of seen) {
+    let sum = 0n;
+    for (const r of rows) {
+      if (r.to !== s.wallet.toLowerCase() || r.token !== s.token.toLowerCase()) continue;
+      sum += r.amount;
+      if (sum >= s.due) {
+        s.fullBlock = r.block.toString();
+        break;
+      }
+    }
+  }
 }
 
 /**
@@ -127,32 +222,60 @@ async function recentRecipients(deps: AppDeps, chain: ActiveChain, after: bigint
 }
 
 /**
- * Native-coin payments emit no log: their address's balance at the confirmed block. Every open
- * native payment is read each pass, in one Multicall3 batch per confirmation depth (the block they
- * are read at), not one RPC call each.
+ * Native-coin payments emit no log: their address's balance at the confirmed block (counted) and, with more
+ * than 1 confirmation, at `latest` (seen). Every open native payment is read each pass, in one Multicall3
+ * batch per block read at (the `latest` batch shared by both), not one RPC call each. No log tells the block
+ * the full amount arrived in: it is taken to be the block it was first seen at (`latest` of that pass), so the
+ * confirmations shown may lag by the blocks the detector skipped; it is counted at the confirmation block all the same.
  */
-async function confirmedNativeDeposits(deps: AppDeps, chain: ActiveChain, latest: bigint): Promise<Seen[]> {
+async function nativeDeposits(deps: AppDeps, chain: ActiveChain, latest: bigint): Promise<Seen[]> {
   const rows = await deps.db.orm
     .select(OPEN_COLUMNS)
     .from(payments)
     .where(and(eq(payments.chainId, chain.chainId), inArray(payments.status, OPEN), eq(payments.tokenAddress, zeroAddress)));
-  const balances = await confirmedNativeBalances(deps, chain, rows, latest);
+  const reads = rows.flatMap((r) => [
+    { id: r.id, kind: "counted" as const, address: r.recipientAddress as Address, at: confirmedAt(latest, r.blockConfirmations) },
+    ...(r.blockConfirmations > 1 ? [{ id: r.id, kind: "indexed" as const, address: r.recipientAddress as Address, at: latest }] : []),
+  ]);
+  const balances = new Map<string, bigint>();
+  for (const [at, group] of groupBy(
+    reads.filter((x) => x.at >= 0n),
+    (x) => x.at,
+  )) {
+    const got = await nativeBalances(
+      deps,
+      chain,
+      group.map((x) => x.address),
+      at,
+    );
+    for (const [i, x] of group.entries()) balances.set(`${x.kind}:${x.id}`, got[i]!);
+  }
   return rows.flatMap((r) => {
-    const b = balances.get(r.id);
-    if (!b) return [];
+    const at = confirmedAt(latest, r.blockConfirmations);
+    const received = balances.get(`counted:${r.id}`) ?? 0n;
+    const indexed = r.blockConfirmations > 1 ? balances.get(`indexed:${r.id}`) : received;
+    if (indexed === undefined) return [];
+    const firstSeen = r.status === WAITING && r.receivedBlockNumber ? r.receivedBlockNumber : latest.toString();
     return [
       {
         id: r.id,
         status: r.status,
         due: BigInt(r.dueUnits),
         previous: BigInt(r.receivedUnits),
-        received: b.balance,
+        received,
+        indexed,
         txHash: null,
-        block: b.at.toString(),
-        lastBlock: b.at.toString(),
+        block: at.toString(),
+        lastBlock: at.toString(),
+        seenTxHash: null,
+        seenBlock: firstSeen,
+        fullBlock: firstSeen,
+        storedBlock: r.receivedBlockNumber,
+        storedTxHash: r.paymentTxHash,
+        confirmations: r.blockConfirmations,
         wallet: r.recipientAddress as Address,
         token: zeroAddress,
-        confirmedAt: b.at,
+        confirmedAt: at,
       },
     ];
   });
@@ -180,13 +303,26 @@ async function confirmedNativeBalances(
 }
 
 /**
- * Sums confirmed transfers to each open payment's address (at least `blockConfirmations` deep)
- * and moves `pending -> paid` once the due amount is reached; partial amounts are recorded and
- * the payment stays pending. Expired payments are scanned too: late funds are never dropped.
- * Native-coin payments emit no log, so they are watched by balance at the confirmed block.
+ * Sums the deposits to each open payment's address and moves it along (every move through `transition()`,
+ * so a pass repeated, or run by two replicas at once, changes nothing twice):
+ * - counted (at least `blockConfirmations` deep) reaches the due amount, and the node agrees (backedOnChain):
+ *   `pending | expired | waiting_for_confirmation -> paid`;
+ * - seen (indexed, however shallow) reaches it but counted does not, with more than 1 confirmation required,
+ *   and the node's head holds it: `pending | expired -> waiting_for_confirmation`, no event; the row keeps the
+ *   counted amount (`receivedAmount` is what counts), the first seen deposit (`transaction`) and the block that
+ *   completed the amount (`received_block_number`, whose depth the payer page shows). With 1 confirmation
+ *   seen is counted: straight to `paid`, as before;
+ * - a waiting payment whose seen sum fell below the due amount, when the node's head agrees (its wallet holds
+ *   less than the due amount: funds leave an unswept wallet only by a re-org), goes back to `pending` with what
+ *   still counts (reorg.ts unconfirmAfterReorg: no event, it was never reported paid). The indexer rolling back
+ *   and re-indexing after a restart, its rows gone for a moment, changes nothing;
+ * - otherwise a partial counted amount is recorded and the payment stays pending (an expired one reopens).
+ * Expired payments are scanned too: late funds are never dropped. Native-coin payments emit no log, so they are
+ * watched by balance (nativeDeposits).
  *
- * `changedAfter`: only token payments whose address received a transfer in a block after it are
- * looked at (see detectIndexedBlock); without it every open payment is (a full scan).
+ * `changedAfter`: only token payments whose address received a transfer in a block after it are looked at (see
+ * detectIndexedBlock), plus every payment waiting for its confirmations (they deepen, or leave the chain, with no
+ * new transfer); without it every open payment is (a full scan).
  */
 export async function detectPayments(
   deps: AppDeps,
@@ -194,26 +330,86 @@ export async function detectPayments(
   latest: bigint,
   opts: { changedAfter?: bigint } = {},
 ): Promise<{ /** Payments looked at (summed or balance read). */ candidates: number; changed: number }> {
-  const seen: Seen[] = [];
-  if (opts.changedAfter === undefined) seen.push(...(await confirmedTokenDeposits(deps, chain, latest)));
+  const found = new Map<string, Seen>();
+  const add = (rows: Seen[]) => rows.forEach((s) => found.set(s.id, s));
+  if (opts.changedAfter === undefined) add(await tokenDeposits(deps, chain, latest));
   else {
     const recipients = await recentRecipients(deps, chain, opts.changedAfter, latest);
     for (let i = 0; i < recipients.length; i += CHUNK)
-      seen.push(...(await confirmedTokenDeposits(deps, chain, latest, recipients.slice(i, i + CHUNK))));
+      add(await tokenDeposits(deps, chain, latest, { recipients: recipients.slice(i, i + CHUNK) }));
   }
-  if (chain.native) seen.push(...(await confirmedNativeDeposits(deps, chain, latest)));
+  add(await tokenDeposits(deps, chain, latest, { waiting: true }));
+  if (chain.native) add(await nativeDeposits(deps, chain, latest));
+  const seen = [...found.values()];
 
-  // Lower sums are the re-org check's to judge (detectLostDeposits), with the node's word.
-  const up = seen.filter((s) => s.received > s.previous);
-  const canonical = await backedOnChain(
+  const paid = (s: Seen) => s.received >= s.due && (s.status === WAITING || s.received > s.previous);
+  const confirming = (s: Seen) => s.received < s.due && s.indexed >= s.due && s.confirmations > 1;
+  await fullAmountBlocks(
     deps,
     chain,
-    up.filter((s) => s.received >= s.due),
+    latest,
+    seen.filter((s) => confirming(s) && s.token !== zeroAddress),
   );
+  // Lower counted sums of paid payments are the re-org check's to judge (detectLostDeposits), with the node's word.
+  const canonical = await backedOnChain(deps, chain, seen.filter(paid));
+  // The node's head, for a payment about to wait for its confirmations (the indexer's rows are on the chain) and
+  // for a waiting one whose seen sum fell (a re-org, or only the indexer rolling back for a moment).
+  const toCheck = seen.filter((s) => (s.status !== WAITING && confirming(s)) || (s.status === WAITING && s.indexed < s.due));
+  const head = await walletBalances(
+    deps,
+    chain,
+    toCheck.map((s) => ({ address: s.wallet, token: s.token })),
+  );
+  const heldAtHead = new Map(toCheck.map((s, i) => [s.id, head[i]! >= s.due]));
+
   let changed = 0;
-  for (const s of up) {
-    const paid = s.received >= s.due;
-    if (paid && !canonical.has(s.id)) continue; // the indexer's view is ahead of (or beside) the chain: next pass
+  for (const s of seen) {
+    if (s.received >= s.due) {
+      if (!paid(s) || !canonical.has(s.id)) continue; // the indexer's view is ahead of (or beside) the chain: next pass
+      await withTransaction(deps.db, async (client) => {
+        const now = deps.now();
+        const done = await transition(client, s.id, {
+          from: ["pending", "expired", WAITING],
+          to: "paid",
+          reason: "payment received in full",
+          set: {
+            received_units: s.received.toString(),
+            payment_tx_hash: s.txHash,
+            payment_block_number: s.block,
+            received_block_number: s.lastBlock,
+            overpayment_units: (s.received - s.due).toString(),
+            paid_at: new Date(now),
+          },
+          now,
+        });
+        if (done) changed++;
+        if (done) observePaymentPaid(chain.chainId, s.lastAt, now);
+      });
+      continue;
+    }
+    if (confirming(s) && s.fullBlock !== null && (s.status === WAITING || heldAtHead.get(s.id))) {
+      changed += await waitForConfirmations(deps, s, latest);
+      continue;
+    }
+    if (s.status === WAITING) {
+      // Still seen in full (its block not known yet), or short while the node still holds the funds: the indexer
+      // is catching up. Short, and the node agrees: the deposit left the canonical chain.
+      if (s.indexed >= s.due || heldAtHead.get(s.id) !== false) continue;
+      const reason = `the full amount left the canonical chain before ${s.confirmations} confirmations`;
+      await withTransaction(deps.db, async (client) => {
+        const moved = await unconfirmAfterReorg(client, s.id, {
+          received: s.received,
+          txHash: s.txHash,
+          block: s.block,
+          lastBlock: s.lastBlock,
+          reason,
+          now: deps.now(),
+        });
+        if (moved) changed++;
+      });
+      continue;
+    }
+    if (s.received <= s.previous) continue;
     await withTransaction(deps.db, async (client) => {
       const now = deps.now();
       const common = {
@@ -222,30 +418,54 @@ export async function detectPayments(
         payment_block_number: s.block,
         received_block_number: s.lastBlock,
       };
-      if (paid) {
-        const done = await transition(client, s.id, {
-          from: ["pending", "expired"],
-          to: "paid",
-          reason: "payment received in full",
-          set: { ...common, overpayment_units: (s.received - s.due).toString(), paid_at: new Date(now) },
-          now,
-        });
-        if (done) changed++;
-        if (done) observePaymentPaid(chain.chainId, s.lastAt, now);
-      } else {
-        if (s.status === "expired")
-          await transition(client, s.id, { from: ["expired"], to: "pending", reason: "funds received after expiry", set: common, now });
-        else
-          await client.query(
-            `UPDATE payments SET received_units = $2, payment_tx_hash = $3, payment_block_number = $4, received_block_number = $5, updated_at = now()
-              WHERE id = $1 AND status = 'pending'`,
-            [s.id, common.received_units, s.txHash, s.block, s.lastBlock],
-          );
-        changed++;
-      }
+      if (s.status === "expired")
+        await transition(client, s.id, { from: ["expired"], to: "pending", reason: "funds received after expiry", set: common, now });
+      else
+        await client.query(
+          `UPDATE payments SET received_units = $2, payment_tx_hash = $3, payment_block_number = $4, received_block_number = $5, updated_at = now()
+            WHERE id = $1 AND status = 'pending'`,
+          [s.id, common.received_units, s.txHash, s.block, s.lastBlock],
+        );
+      changed++;
     });
   }
   return { candidates: seen.length, changed };
+}
+
+/**
+ * The full amount is seen, not yet `blockConfirmations` deep: `pending | expired -> waiting_for_confirmation`
+ * (the audit row says how deep), or, for a payment already waiting, its row kept in step when the deposits moved
+ * (a re-org that took them into another block, a further deposit counted). Returns the payments changed.
+ */
+async function waitForConfirmations(deps: AppDeps, s: Seen, latest: bigint): Promise<number> {
+  // The counted amount; never lowered here (a lower sum is believed only with the node's word, as detectLostDeposits).
+  const set = {
+    received_units: (s.received > s.previous ? s.received : s.previous).toString(),
+    payment_tx_hash: s.seenTxHash,
+    payment_block_number: s.seenBlock,
+    received_block_number: s.fullBlock,
+  };
+  return withTransaction(deps.db, async (client) => {
+    const now = deps.now();
+    if (s.status !== WAITING) {
+      const n = confirmationsOf(latest, s.fullBlock!, s.confirmations);
+      const done = await transition(client, s.id, {
+        from: ["pending", "expired"],
+        to: WAITING,
+        reason: `full amount seen, ${n} of ${s.confirmations} confirmations`,
+        set: { ...set, overpayment_units: "0" },
+        now,
+      });
+      return done ? 1 : 0;
+    }
+    if (set.received_units === s.previous.toString() && s.fullBlock === s.storedBlock && s.seenTxHash === s.storedTxHash) return 0;
+    const { rowCount } = await client.query(
+      `UPDATE payments SET received_units = $2, payment_tx_hash = $3, payment_block_number = $4, received_block_number = $5, updated_at = $6
+        WHERE id = $1 AND status = '${WAITING}'`,
+      [s.id, set.received_units, set.payment_tx_hash, set.payment_block_number, set.received_block_number, new Date(now)],
+    );
+    return rowCount ?? 0;
+  });
 }
 
 /**
@@ -288,7 +508,8 @@ async function backedOnChain(deps: AppDeps, chain: ActiveChain, seen: Seen[]): P
  * the head is below what was counted (funds leave an unswept wallet only by a re-org). So an indexer
  * rolling back and re-indexing after a restart, whose rows vanish for a moment, changes nothing.
  * A payment paid in full that is now short goes back to `pending` (reorg.ts); otherwise the lower amount is
- * recorded. Returns the payments changed.
+ * recorded. Returns the payments changed. Payments in `waiting_for_confirmation` (their full amount not counted
+ * yet) are detectPayments' to judge, on every pass.
  */
 export async function detectLostDeposits(deps: AppDeps, chain: ActiveChain, indexed: IndexedBlocks): Promise<number> {
   const t = deps.db.views.transfer;
@@ -402,7 +623,8 @@ export async function readDetectionCursor(deps: AppDeps, chainId: number): Promi
  *
  * A pass looks only at payments whose address received a transfer in a block that can still change
  * what they have received, so its cost follows the transfers of those blocks, not the number of
- * open payments. A transfer in block b counts for a payment from indexed block b + confirmations - 1
+ * open payments; and at the payments in `waiting_for_confirmation` (one more query on the status index:
+ * a handful at any time), whose deposits deepen, or leave the chain, without a new transfer. A transfer in block b counts for a payment from indexed block b + confirmations - 1
  * on; it first counted in this pass if b > cursor - confirmations + 1, so blocks after
  * cursor - MAX_CONFIRMATIONS cover every newly confirmed transfer. Ponder rolls back and re-indexes
  * only rows above its finalized block (a re-org, a restart), so blocks after the last pass's

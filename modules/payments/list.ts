@@ -5,6 +5,7 @@ import { Invalid } from "../../core/errors.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { PAYMENT_STATUSES } from "./status.js";
 import { bridgeRefsOf } from "../bridge/refs.js";
+import { indexedBlocks } from "./confirmations.js";
 import { paymentListItem } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
 import { unexpectedFundsOf } from "./unexpected-funds.js";
@@ -131,6 +132,8 @@ export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<st
     const client = deps.clients.get(chainId);
     if (client) latest.set(chainId, await client.getBlockNumber().catch(() => 0n));
   }
+  // A waiting payment's confirmations count against the indexer's block, as the payer page's (serialize.ts).
+  const indexed = await indexedBlocks(deps.db, page);
   const unexpected = await unexpectedFundsOf(deps, page);
   const ids = page.map((p) => p.id);
   const bridges = await bridgeRefsOf(deps.db.pool, ids);
@@ -138,6 +141,7 @@ export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<st
     paymentListItem(p, {
       terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null,
       latestBlock: latest.get(p.chain_id),
+      indexedBlock: indexed.get(p.chain_id),
       unexpectedFunds: unexpected.get(p.id),
       bridge: bridges.get(p.id) ?? null,
     }),

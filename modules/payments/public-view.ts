@@ -1,6 +1,7 @@
 import type { AppDeps } from "../../core/deps.js";
 import { chainInfo, isNativeToken } from "../../chains/registry.js";
 import { isUuid } from "../../core/ids.js";
+import { indexedBlocks, waitingConfirmations } from "./confirmations.js";
 import { fmt } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
 import { redirectTarget } from "./verify-hash.js";
@@ -9,12 +10,13 @@ import { redirectTarget } from "./verify-hash.js";
  * What the payer page does with a status, in one place (server render and the polling script):
  * - `awaiting_payment`: show the address, QR and countdown (also a partially paid `pending`).
  * - `processing`: the payer's part is done; the service is settling (`paid`, `deploying_wallet`,
- *   `awaiting_gas`, `waiting_for_confirmation`, `withdraw_request`). Keep polling.
+ *   `awaiting_gas`), or the full amount is on-chain and waits for its confirmations
+ *   (`waiting_for_confirmation`: the view's `confirmations`). Keep polling.
  * - `completed`: settled to the merchant; redirect (if a redirectUrl) or show success.
  * - `expired`: the link expired with nothing received (also a `pending` payment past `expiresAt`
  *   with nothing received, before the expiry job has run; a partially paid one stays open).
  * - `closed`: it will not complete through this page (`failed`, `cancelled`, `sanctioned`,
- *   `withdrawing`, `withdrawn`): the payer should contact the merchant.
+ *   `withdraw_request`, `withdrawing`, `withdrawn`): the payer should contact the merchant.
  */
 export type PayerStage = "awaiting_payment" | "processing" | "completed" | "expired" | "closed";
 
@@ -26,7 +28,6 @@ export function payerStage(status: string): PayerStage {
     case "deploying_wallet":
     case "awaiting_gas":
     case "waiting_for_confirmation":
-    case "withdraw_request":
       return "processing";
     case "completed":
       return "completed";
@@ -48,9 +49,16 @@ export type PublicPaymentView = {
   amountDue: string;
   /** The amount the merchant requested. */
   amount: string;
+  /** What counts (at least `blockConfirmations` deep), as the API's `receivedAmount`. */
   receivedAmount: string;
-  /** max(0, amountDue - receivedAmount). */
+  /** max(0, amountDue - receivedAmount); "0" while `waiting_for_confirmation` (the full amount is on-chain). */
   remainingAmount: string;
+  /**
+   * Only while `waiting_for_confirmation`: how deep the block that completed the full amount is at the block the
+   * indexer has indexed (`count`, 1 to `required`: "Confirming 2 of 3"; confirmations.ts waitingConfirmations, the
+   * number the list's `transaction.confirmations` and the dashboard show), and the payment's `blockConfirmations`.
+   */
+  confirmations?: { count: number; required: number };
   recipientAddress: string;
   /** Unix ms. */
   expiresAt: number;
@@ -85,11 +93,16 @@ function safeRedirect(secret: string, p: PaymentRow): string | null {
   }
 }
 
-export function toPublicView(p: PaymentRow, secret: string, now: number): PublicPaymentView {
+/**
+ * `indexedBlock`: the block the indexer has indexed on the payment's chain, for the confirmations of a payment
+ * waiting for them (without it they read 1, the least a seen deposit has).
+ */
+export function toPublicView(p: PaymentRow, secret: string, now: number, indexedBlock?: bigint): PublicPaymentView {
   const d = p.token_decimals;
   const due = BigInt(p.due_units);
   const received = BigInt(p.received_units);
-  const remaining = received >= due ? 0n : due - received;
+  const waiting = p.status === "waiting_for_confirmation";
+  const remaining = received >= due || waiting ? 0n : due - received;
   const expiresAt = p.expires_at.getTime();
   // The expiry job runs every minute: between expiresAt and that run the link is already closed to the payer.
   const stage = p.status === "pending" && expiresAt <= now && received === 0n ? "expired" : payerStage(p.status);
@@ -118,6 +131,11 @@ export function toPublicView(p: PaymentRow, secret: string, now: number): Public
     // Not at `paid`/`deploying_wallet`: the merchant's GET /payments/verify says `verified: true`
     // only once completed, so an earlier redirect would be rejected by a merchant following the spec.
     redirectUrl: stage === "completed" ? safeRedirect(secret, p) : null,
+    ...(waiting
+      ? {
+          confirmations: { count: waitingConfirmations(p, indexedBlock), required: p.block_confirmations },
+        }
+      : {}),
   };
 }
 
@@ -129,5 +147,8 @@ export async function publicPaymentView(
   if (!isUuid(paymentId)) return null;
   const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [paymentId]);
   const p = rows[0];
-  return p ? toPublicView(p, deps.config.HASH_SECRET, deps.now()) : null;
+  if (!p) return null;
+  // Confirmations count against the block the indexer has indexed, as the detector counts them (confirmations.ts).
+  const indexed = await indexedBlocks(deps.db, [p]);
+  return toPublicView(p, deps.config.HASH_SECRET, deps.now(), indexed.get(p.chain_id));
 }

@@ -2,7 +2,9 @@ import { getAddress, type Hex } from "viem";
 import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, Unavailable } from "../../core/errors.js";
+import { withTransaction } from "../../db/client.js";
 import { isTransportError } from "../pricing/token-metadata.js";
+import { isBlocked, sanctionsBlockedFunds, SANCTIONS_HELD_MESSAGE } from "../sanctions/blocked.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { merchantPayment } from "./merchant-payment.js";
 import { fmt } from "./serialize.js";
@@ -55,6 +57,9 @@ export async function recoverFunds(
   if (!parsed.success) throw new Invalid(INVALID_TOKEN);
   const { token } = parsed.data;
   const p = await merchantPayment(deps.db.pool, merchant.id, paymentId);
+  // Funds held (or rejected) by sanctions screening leave only by the operator's release (docs/sanctions.md): checked
+  // here, again under the payment's row lock when the recovery is recorded, and by the settler before it signs.
+  if (isBlocked(await sanctionsBlockedFunds(deps.db.pool, [paymentId]), paymentId, token)) throw new Conflict(SANCTIONS_HELD_MESSAGE);
 
   const open = await openRecovery(deps, paymentId, token);
   if (open) return view(deps, p, open);
@@ -67,13 +72,17 @@ export async function recoverFunds(
   }
   if (units === 0n) throw new Conflict("No unexpected funds to recover in this token");
   // The partial unique index allows one open recovery per (payment, token): a concurrent request gets that one.
-  const inserted = await deps.db.pool.query<RecoveryRow>(
-    `INSERT INTO fund_recoveries (payment_id, merchant_id, chain_id, token, status, requested_units, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'requested', $5, $6, $6)
-     ON CONFLICT (payment_id, token) WHERE status IN ${OPEN} DO NOTHING
-     RETURNING *`,
-    [paymentId, merchant.id, p.chain_id, token, units.toString(), new Date(deps.now())],
-  );
+  const inserted = await withTransaction(deps.db, async (client) => {
+    await client.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [paymentId]);
+    if (isBlocked(await sanctionsBlockedFunds(client, [paymentId]), paymentId, token)) throw new Conflict(SANCTIONS_HELD_MESSAGE);
+    return client.query<RecoveryRow>(
+      `INSERT INTO fund_recoveries (payment_id, merchant_id, chain_id, token, status, requested_units, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'requested', $5, $6, $6)
+       ON CONFLICT (payment_id, token) WHERE status IN ${OPEN} DO NOTHING
+       RETURNING *`,
+      [paymentId, merchant.id, p.chain_id, token, units.toString(), new Date(deps.now())],
+    );
+  });
   const row = inserted.rows[0] ?? (await openRecovery(deps, paymentId, token));
   if (!row) throw new Error("recovery vanished after insert");
   return view(deps, p, row);

@@ -56,3 +56,38 @@ export async function reopenAfterReorg(
   if (moved) await refundSettlementFee(client, paymentId);
   return moved;
 }
+
+/**
+ * A payment waiting for its confirmations whose full amount left the canonical chain (a re-org) before it was
+ * counted: `waiting_for_confirmation -> pending` with what still counts. No event, no refund: it was never reported
+ * paid, and nothing was reserved. The audit row's reason starts with `reorg:` like reopenAfterReorg's. Runs in the
+ * caller's transaction; null when the payment has moved on (a replica took it first, or it was paid meanwhile).
+ */
+export async function unconfirmAfterReorg(
+  client: pg.PoolClient,
+  paymentId: string,
+  input: {
+    /** The counted amount (at least `blockConfirmations` deep) and its first transaction, first and newest block. */
+    received: bigint;
+    txHash: string | null;
+    block: string | null;
+    lastBlock: string | null;
+    reason: string;
+    now: number;
+  },
+): Promise<PaymentRow | null> {
+  const some = input.received > 0n;
+  return transition(client, paymentId, {
+    from: ["waiting_for_confirmation"],
+    to: "pending",
+    reason: `reorg: ${input.reason}`,
+    set: {
+      received_units: input.received.toString(),
+      overpayment_units: "0",
+      payment_tx_hash: some ? input.txHash : null,
+      payment_block_number: some ? input.block : null,
+      received_block_number: some ? input.lastBlock : null,
+    },
+    now: input.now,
+  });
+}

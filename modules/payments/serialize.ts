@@ -2,6 +2,7 @@ import type pg from "pg";
 import { formatAmount } from "../../core/money.js";
 import { bridgeRefOf, type BridgeRef } from "../bridge/refs.js";
 import type { PaymentWebhookEvent } from "../webhooks/outbox.js";
+import { waitingConfirmations } from "./confirmations.js";
 import type { PaymentRow } from "./types.js";
 import type { UnexpectedFunds } from "./unexpected-funds.js";
 
@@ -41,13 +42,35 @@ export async function terminalOf(db: Pick<pg.Pool, "query">, p: PaymentRow): Pro
  * The list output of GET /v1/payments (chainId as string, token object, transaction, fees), plus the
  * extension `unexpectedFunds` (modules/payments/unexpected-funds.ts; an empty array when none) and the extension
  * `bridge`: the cross-chain order the payer placed, or null (modules/bridge/refs.ts; docs/bridge.md).
+ *
+ * `transaction` is the first deposit (`hash`, `blockNumber`), as the spec has it, in every status. Its
+ * `confirmations`:
+ * - `waiting_for_confirmation`: the payer page's count (confirmations.ts waitingConfirmations): the depth of the block
+ *   that completed the full amount (with instalments, a later one than `blockNumber`) at `indexedBlock`, the indexer's
+ *   block on the chain (confirmations.ts indexedBlocks), between 1 and `blockConfirmations`; 1 without `indexedBlock`.
+ *   The dashboard shows this number as it is;
+ * - any other status: `latestBlock` (the node's head) - `blockNumber` + 1, 0 without it. Once paid this is at least
+ *   `blockConfirmations` (the head is at or past the block the detector counted at), so the number does not go down
+ *   when a waiting payment is paid.
  */
 export function paymentListItem(
   p: PaymentRow,
-  extra: { terminal: TerminalRef; latestBlock?: bigint; unexpectedFunds?: UnexpectedFunds[]; bridge?: BridgeRef },
+  extra: {
+    terminal: TerminalRef;
+    latestBlock?: bigint;
+    indexedBlock?: bigint;
+    unexpectedFunds?: UnexpectedFunds[];
+    bridge?: BridgeRef;
+  },
 ) {
   const d = p.token_decimals;
   const blockNumber = p.payment_block_number ? Number(p.payment_block_number) : null;
+  const confirmations =
+    p.status === "waiting_for_confirmation"
+      ? waitingConfirmations(p, extra.indexedBlock)
+      : extra.latestBlock !== undefined && blockNumber !== null
+        ? Math.max(0, Number(extra.latestBlock) - blockNumber + 1)
+        : 0;
   return {
     paymentId: p.id,
     orderId: p.order_id,
@@ -62,14 +85,7 @@ export function paymentListItem(
     receivedAmount: fmt(p.received_units, d),
     merchant: p.merchant_address,
     recipientAddress: p.recipient_address,
-    transaction: p.payment_tx_hash
-      ? {
-          hash: p.payment_tx_hash,
-          blockNumber,
-          confirmations:
-            extra.latestBlock !== undefined && blockNumber !== null ? Math.max(0, Number(extra.latestBlock) - blockNumber + 1) : 0,
-        }
-      : null,
+    transaction: p.payment_tx_hash ? { hash: p.payment_tx_hash, blockNumber, confirmations } : null,
     settlementTransactionHash: p.settlement_tx_hash,
     fees: feesOf(p),
     gasless: p.gasless,

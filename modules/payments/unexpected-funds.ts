@@ -6,6 +6,7 @@ import { firstLine, logger } from "../../core/log.js";
 import { findToken } from "../../chains/runtime.js";
 import { fundRecoveries, tokenMetadata } from "../../db/schema.js";
 import { isTransportError, readContractMetadata } from "../pricing/token-metadata.js";
+import { isBlocked, sanctionsBlockedFunds } from "../sanctions/blocked.js";
 import { fmt } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
 
@@ -47,7 +48,7 @@ export type UnexpectedFunds = {
   amount: string | null;
   /** Smallest units, as a string. */
   units: string;
-  /** Something is left and no recovery of it is in flight. */
+  /** Something is left, no recovery of it is in flight, and sanctions screening does not hold it (docs/sanctions.md). */
   recoverable: boolean;
   /** The latest recovery of this token, if any. */
   recovery: RecoveryView | null;
@@ -281,11 +282,16 @@ async function metadataOf(deps: Deps, wanted: { chainId: number; token: Hex }[],
 export async function unexpectedFundsOf(deps: Deps, refs: PaymentRef[]): Promise<Map<string, UnexpectedFunds[]>> {
   const out = new Map<string, UnexpectedFunds[]>(refs.map((p) => [p.id, []]));
   if (refs.length === 0) return out;
-  const [tokens, native, recoveries] = await Promise.all([
+  const [tokens, native, recoveries, blocked] = await Promise.all([
     indexedBalances(deps, refs),
     unexpectedNativeBalances(deps, refs),
     latestRecoveries(
       deps,
+      refs.map((p) => p.id),
+    ),
+    // Funds sanctions screening holds (or the operator rejected) cannot be recovered: recover answers 409.
+    sanctionsBlockedFunds(
+      deps.db.pool,
       refs.map((p) => p.id),
     ),
   ]);
@@ -324,7 +330,7 @@ export async function unexpectedFundsOf(deps: Deps, refs: PaymentRef[]): Promise
       decimals,
       amount: decimals !== null ? fmt(e.units, decimals) : null,
       units: e.units.toString(),
-      recoverable: e.units > 0n && !open,
+      recoverable: e.units > 0n && !open && !isBlocked(blocked, e.p.id, e.token),
       recovery: recovery ?? null,
     });
   }

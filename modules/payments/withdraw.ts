@@ -8,11 +8,15 @@ import { merchantPayment } from "./merchant-payment.js";
 import { fmt } from "./serialize.js";
 import { transition } from "./state-machine.js";
 
-export type Withdrawal = { paymentId: string; status: "withdrawing"; receivedAmount: string };
+/** `status` is the payment's stored status after the request, as GET /v1/payments shows it. */
+export type Withdrawal = { paymentId: string; status: "withdraw_request"; receivedAmount: string };
 
 /**
  * POST /v1/payments/{paymentId}/withdraw, GraphQL `withdrawPayment` and `cli payment withdraw`:
  * the caller, then the payment. Throws Unauthorized, NotFound or Conflict.
+ *
+ * @example
+ * await withdrawPayment(deps, { apiKey }, paymentId); // { paymentId, status: "withdraw_request", receivedAmount: "0.4" }
  */
 export async function withdrawPayment(deps: Pick<AppDeps, "db" | "now">, caller: Caller, paymentId: string): Promise<Withdrawal> {
   const merchant = await authenticate(deps, caller);
@@ -22,9 +26,11 @@ export async function withdrawPayment(deps: Pick<AppDeps, "db" | "now">, caller:
 
 /**
  * Manual withdraw of a partial payment (pending or expired, something received, less than due):
- * `-> withdrawing`; the settler sweeps the wallet to the merchant with no fee, and
- * `payment.withdrawn` (with amountWithdrawn) follows once the sweep is indexed. Refused (Conflict) while a
- * cross-chain order for the rest is being filled (spec: cancel is locked; modules/bridge/guard.ts).
+ * `-> withdraw_request`, recorded whatever the chain, the settler or its wallet are doing. The settler takes the
+ * request when it next runs (modules/settlement/send.ts): `withdraw_request -> withdrawing` in the transaction that
+ * stores the signed sweep, which pays the wallet to the merchant with no fee; `payment.withdrawn` (with
+ * amountWithdrawn) follows once the sweep is indexed. Refused (Conflict) while a cross-chain order for the rest is
+ * being filled (spec: cancel is locked; modules/bridge/guard.ts).
  */
 async function requestWithdraw(db: Db, merchantId: string, paymentId: string, now: number): Promise<Withdrawal> {
   return withTransaction(db, async (client) => {
@@ -33,9 +39,12 @@ async function requestWithdraw(db: Db, merchantId: string, paymentId: string, no
     if (!["pending", "expired"].includes(p.status) || received === 0n || received >= BigInt(p.due_units))
       throw new Conflict("Payment has no partial payment to withdraw");
     await assertNoBridgeOrderInFlight(client, paymentId);
-    if (p.status === "expired")
-      await transition(client, paymentId, { from: ["expired"], to: "pending", reason: "funds received after expiry", now });
-    await transition(client, paymentId, { from: ["pending"], to: "withdrawing", reason: "manual withdraw by the merchant", now });
-    return { paymentId, status: "withdrawing", receivedAmount: fmt(received, p.token_decimals) };
+    await transition(client, paymentId, {
+      from: ["pending", "expired"],
+      to: "withdraw_request",
+      reason: "manual withdraw by the merchant",
+      now,
+    });
+    return { paymentId, status: "withdraw_request", receivedAmount: fmt(received, p.token_decimals) };
   });
 }

@@ -15,6 +15,7 @@ import { accrueAgentEarnings } from "../agents/earnings.js";
  * Step 3: deploying_wallet -> completed (withdrawing -> withdrawn) once the Swept event of our mined
  * transaction is indexed and as deep as the payment's `blockConfirmations` (a sweep a re-org takes away
  * before that is sent again: reconcile.ts). The amounts come from the indexed event, not our own arithmetic.
+ * A `withdraw_request` has no sweep of ours yet: send.ts makes it `withdrawing` when it stores one.
  */
 export async function complete(deps: AppDeps, chain: ActiveChain) {
   const progress = (await indexerProgress(deps.db))?.find((x) => x.chainId === chain.chainId);

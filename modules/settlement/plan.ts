@@ -4,10 +4,10 @@ import { totalFeeUnits } from "../payments/serialize.js";
 /**
  * What a sweep of this payment's wallet takes as fee, in token units: the fees in gasless and
  * payer-covers-fee modes; nothing in Gas Tank mode (charged to the Gas Tank) or for a manual
- * withdrawal of a partial payment.
+ * withdrawal of a partial payment (requested or taken: `withdraw_request`, `withdrawing`).
  */
 export function sweepFeeUnits(p: PaymentRow): bigint {
-  if (p.status === "withdrawing") return 0n;
+  if (p.status === "withdraw_request" || p.status === "withdrawing") return 0n;
   if (p.gasless || p.payer_covers_fee) return totalFeeUnits(p);
   return 0n;
 }

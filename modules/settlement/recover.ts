@@ -5,6 +5,8 @@ import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
 import { fundRecoveries, payments } from "../../db/schema.js";
+import { isBlocked, sanctionsBlockedFunds } from "../sanctions/blocked.js";
+import { admitRecoveries } from "../sanctions/recovery.js";
 import type { SettlerHooks } from "./shared.js";
 
 /**
@@ -80,16 +82,48 @@ async function completeRecoveries(deps: AppDeps, chain: ActiveChain) {
       .where(and(eq(r.id, x.id), eq(r.status, "mined")));
 }
 
-/** Requested -> signed: one sweep transaction each, stored before it is broadcast (chains/tx-sender.ts). */
+/**
+ * Requested -> signed: one sweep transaction each, stored before it is broadcast (chains/tx-sender.ts). The senders of
+ * what each would move are screened first (modules/sanctions/recovery.ts): a flagged one holds the recovery
+ * (`requested`, with `error`), an outage or an unidentified native sender leaves it waiting with a backoff (fail
+ * closed). Recoveries of funds sanctions screening blocks (a held or rejected payment, a held or rejected recovery of
+ * the token) are not signed: checked when read and again in the claim, under the payment's row lock.
+ */
 async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: SettlerHooks) {
   const r = fundRecoveries;
-  const rows = await deps.db.orm
-    .select({ id: r.id, token: r.token, salt: payments.salt, payout: payments.merchantAddress })
+  const closed = deps.config.SANCTIONS_FAIL_MODE !== "open";
+  const now = new Date(deps.now());
+  const read = await deps.db.orm
+    .select({
+      id: r.id,
+      paymentId: r.paymentId,
+      token: r.token,
+      salt: payments.salt,
+      payout: payments.merchantAddress,
+      address: payments.recipientAddress,
+      createdAt: payments.createdAt,
+    })
     .from(r)
     .innerJoin(payments, eq(payments.id, r.paymentId))
-    .where(and(eq(r.chainId, chain.chainId), eq(r.status, "requested")))
+    .where(
+      and(
+        eq(r.chainId, chain.chainId),
+        eq(r.status, "requested"),
+        // A recovery whose screening could not finish waits out its backoff (modules/sanctions/waits.ts).
+        closed
+          ? sql`NOT EXISTS (SELECT 1 FROM sanctions_screenings w WHERE w.subject = 'recovery' AND w.subject_id = ${r.id} AND w.retry_at > ${now})`
+          : undefined,
+      ),
+    )
     .orderBy(r.createdAt)
     .limit(20);
+  const blocked = await sanctionsBlockedFunds(
+    deps.db.pool,
+    read.map((x) => x.paymentId),
+  );
+  const candidates = read.filter((x) => !isBlocked(blocked, x.paymentId, x.token));
+  const admitted = await admitRecoveries(deps, chain, candidates);
+  const rows = candidates.filter((x) => admitted.has(x.id));
   for (const x of rows) {
     const data = encodeSweep([{ salt: x.salt as Hex, payout: x.payout as Hex, token: x.token as Hex, fee: 0n, feeRecipient: zeroAddress }]);
     try {
@@ -97,10 +131,13 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
         to: chain.factory!,
         data,
         hooks,
-        // Another replica may have signed it since we read it: the row lock waits for that one's commit.
+        // Another replica may have signed it since we read it: the row lock waits for that one's commit. The payment's
+        // row is locked first (as holdPayment and holdRecovery lock it), then no hold may block these funds.
         claim: async (client) => {
+          await client.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [x.paymentId]);
           const { rows: cur } = await client.query(`SELECT status FROM fund_recoveries WHERE id = $1 FOR UPDATE`, [x.id]);
-          return cur[0]?.status === "requested";
+          if (cur[0]?.status !== "requested") return false;
+          return !isBlocked(await sanctionsBlockedFunds(client, [x.paymentId]), x.paymentId, x.token);
         },
         record: async (client, tx) => {
           await client.query(

@@ -7,28 +7,59 @@ import { withTransaction } from "../../db/client.js";
 import { walletBalances } from "../payments/balances.js";
 import { reopenAfterReorg } from "../payments/reorg.js";
 import { transition } from "../payments/state-machine.js";
+import { admitForSettlement } from "../sanctions/admit.js";
+import { notBackingOff } from "../sanctions/waits.js";
 import type { PaymentRow } from "../payments/types.js";
 import { batchSizeFor } from "./batch-size.js";
 import { sweepFeeUnits } from "./plan.js";
 import { COVERING, failPayments, type SettlerHooks } from "./shared.js";
 
 /**
+ * What a sweep takes: settlements reserved (`deploying_wallet`), withdraw requests not taken yet (`withdraw_request`),
+ * and withdrawals whose sweep must be signed again (`withdrawing` with no covering settlement: a dropped one).
+ */
+const SWEEPABLE = `('deploying_wallet', 'withdraw_request', 'withdrawing')`;
+
+/**
  * Step 2: one signed sweep transaction for the ready payments of the chain, oldest first (a batch when several, as
  * many as batch-size.ts allows): settlements and withdrawals of partial payments alike. The settlement row holds the
- * signed bytes before they are broadcast (chains/tx-sender.ts), so a payment is never swept twice.
+ * signed bytes before they are broadcast (chains/tx-sender.ts), so a payment is never swept twice. A merchant's
+ * withdraw request (`withdraw_request`, modules/payments/withdraw.ts) becomes `withdrawing` in the transaction that
+ * stores the signed sweep: until then it waits here, whatever made the settler miss it (stopped, chain down).
+ * Every payment is screened again just before its sweep is signed (screenedBeforeSigning): a payment whose screening
+ * could not finish waits out its backoff (modules/sanctions/waits.ts) outside the batch.
  */
 export async function send(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: SettlerHooks): Promise<void> {
+  const closed = deps.config.SANCTIONS_FAIL_MODE !== "open";
   const { rows: ready } = await deps.db.pool.query<PaymentRow>(
     `SELECT p.* FROM payments p
-      WHERE p.chain_id = $1 AND p.status IN ('deploying_wallet', 'withdrawing')
+      WHERE p.chain_id = $1 AND p.status IN ${SWEEPABLE}
         AND NOT EXISTS (SELECT 1 FROM settlements s WHERE p.id = ANY(s.payment_ids) AND s.status IN ${COVERING})
+        ${closed ? `AND ${notBackingOff("payment", "p.id", "$3")}` : ""}
       ORDER BY p.paid_at NULLS LAST LIMIT $2`,
-    [chain.chainId, deps.config.SETTLEMENT_MAX_BATCH],
+    closed ? [chain.chainId, deps.config.SETTLEMENT_MAX_BATCH, new Date(deps.now())] : [chain.chainId, deps.config.SETTLEMENT_MAX_BATCH],
   );
   // The block gas limit is read only when there is a batch to size (cached a minute).
   const rows = ready.length > 1 ? ready.slice(0, await batchSizeFor(deps, chain)) : ready;
   const funded = await fundedOnChain(deps, chain, rows);
-  if (funded.length > 0) await sweepOrFail(deps, chain, sender, funded, hooks);
+  const cleared = await screenedBeforeSigning(deps, chain, funded);
+  if (cleared.length > 0) await sweepOrFail(deps, chain, sender, cleared, hooks);
+}
+
+/**
+ * Sanctions screening of the payments about to be swept (modules/sanctions/admit.ts), right before signing: a
+ * `deploying_wallet` payment (screened at `paid`, but it may have waited since, in `awaiting_gas` or with the chain
+ * down, and the sweep moves whatever has arrived meanwhile) and a `withdraw_request`. Oracle answers are cached
+ * (SANCTIONS_CACHE_TTL_MS) and native searches resume where they stopped, so this costs little. A flagged sender holds
+ * the payment (`-> sanctioned`; a `deploying_wallet` payment's Gas Tank fee is refunded); one whose screening could not
+ * finish waits (fail closed) unless SANCTIONS_FAIL_MODE=open. `withdrawing` rows (a dropped sweep signed again) pass
+ * as they are: they were screened when they were taken.
+ */
+async function screenedBeforeSigning(deps: AppDeps, chain: ActiveChain, rows: PaymentRow[]): Promise<PaymentRow[]> {
+  const screened = rows.filter((p) => p.status === "withdraw_request" || p.status === "deploying_wallet");
+  if (!screened.length) return rows;
+  const admitted = await admitForSettlement(deps, chain, screened);
+  return rows.filter((p) => p.status === "withdrawing" || admitted.has(p.id));
 }
 
 /**
@@ -40,9 +71,12 @@ async function fundedOnChain(deps: AppDeps, chain: ActiveChain, rows: PaymentRow
   return rows.filter((p) => !short.has(p.id));
 }
 
+/** A merchant's withdrawal of a partial payment, requested or taken: swept with no fee, whatever is on the wallet. */
+const isWithdrawal = (p: Pick<PaymentRow, "status">) => p.status === "withdraw_request" || p.status === "withdrawing";
+
 /**
- * Of `rows` (deploying_wallet or withdrawing), those whose wallet no longer holds what was counted go back
- * to `pending`: a settlement through reorg.ts (Gas Tank fee refunded, `payment.reorged`), a withdrawal with
+ * Of `rows` (deploying_wallet, withdraw_request or withdrawing), those whose wallet no longer holds what was counted
+ * go back to `pending`: a settlement through reorg.ts (Gas Tank fee refunded, `payment.reorged`), a withdrawal with
  * nothing left quietly. Returns the ids moved.
  */
 export async function reopenUnfunded(deps: AppDeps, chain: ActiveChain, rows: PaymentRow[]): Promise<Set<string>> {
@@ -55,7 +89,7 @@ export async function reopenUnfunded(deps: AppDeps, chain: ActiveChain, rows: Pa
   );
   for (const [i, p] of rows.entries()) {
     const balance = balances[i]!;
-    const short = p.status === "withdrawing" ? balance === 0n : balance < BigInt(p.received_units);
+    const short = isWithdrawal(p) ? balance === 0n : balance < BigInt(p.received_units);
     if (!short) continue;
     await withTransaction(deps.db, async (client) => {
       const now = deps.now();
@@ -67,23 +101,22 @@ export async function reopenUnfunded(deps: AppDeps, chain: ActiveChain, rows: Pa
         [p.id],
       );
       if (covered.rowCount) return;
-      const done =
-        p.status === "withdrawing"
-          ? await transition(client, p.id, {
-              from: ["withdrawing"],
-              to: "pending",
-              reason: "reorg: nothing left to withdraw",
-              set: { received_units: "0", payment_tx_hash: null, payment_block_number: null, received_block_number: null },
-              now,
-            })
-          : await reopenAfterReorg(client, p.id, {
-              from: ["deploying_wallet"],
-              received: balance,
-              receivedBlock: p.received_block_number ?? p.payment_block_number,
-              txHash: p.payment_tx_hash,
-              reason: "the wallet holds less than the counted deposit",
-              now,
-            });
+      const done = isWithdrawal(p)
+        ? await transition(client, p.id, {
+            from: [p.status as "withdraw_request" | "withdrawing"],
+            to: "pending",
+            reason: "reorg: nothing left to withdraw",
+            set: { received_units: "0", payment_tx_hash: null, payment_block_number: null, received_block_number: null },
+            now,
+          })
+        : await reopenAfterReorg(client, p.id, {
+            from: ["deploying_wallet"],
+            received: balance,
+            receivedBlock: p.received_block_number ?? p.payment_block_number,
+            txHash: p.payment_tx_hash,
+            reason: "the wallet holds less than the counted deposit",
+            now,
+          });
       if (done) moved.add(p.id);
     });
   }
@@ -116,23 +149,35 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: 
     data,
     hooks,
     // Another replica may have signed for these payments since we read them, or sent one back to pending
-    // (reopenUnfunded): the rows are locked, then every one must still be waiting for this sweep.
+    // (reopenUnfunded), or another step moved one on: the rows are locked, then every one must still be in the
+    // status it was read in (its fee above depends on it) and waiting for this sweep.
     claim: async (client) => {
-      const ready = await client.query(
-        `SELECT id FROM payments WHERE id = ANY($1::uuid[]) AND status IN ('deploying_wallet', 'withdrawing') ORDER BY id FOR UPDATE`,
+      const { rows: locked } = await client.query<{ id: string; status: string }>(
+        `SELECT id, status FROM payments WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
         [paymentIds],
       );
-      if (ready.rowCount !== paymentIds.length) return false;
+      if (locked.length !== rows.length || !rows.every((p) => locked.some((l) => l.id === p.id && l.status === p.status))) return false;
       const taken = await client.query(`SELECT 1 FROM settlements WHERE payment_ids && $1::uuid[] AND status IN ${COVERING} LIMIT 1`, [
         paymentIds,
       ]);
       return !taken.rowCount;
     },
+    // The signed bytes and the withdraw requests this sweep takes, in one transaction: a request is `withdrawing`
+    // exactly when a stored sweep covers it.
     record: async (client, tx) => {
       await client.query(
         `INSERT INTO settlements (chain_id, signer, nonce, tx_hash, raw_tx, payment_ids, status) VALUES ($1, $2, $3, $4, $5, $6, 'signed')`,
         [tx.chainId, tx.from, tx.nonce, tx.hash, tx.rawTx, paymentIds],
       );
+      for (const p of rows.filter((r) => r.status === "withdraw_request")) {
+        const taken = await transition(client, p.id, {
+          from: ["withdraw_request"],
+          to: "withdrawing",
+          reason: `withdrawal sweep signed: ${tx.hash}`,
+          now: deps.now(),
+        });
+        if (!taken) throw new Error(`withdraw request ${p.id} changed under its lock`);
+      }
     },
     sent: async (tx) => {
       const sql = `UPDATE settlements SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`;

@@ -26,7 +26,7 @@ export async function failPayments(deps: AppDeps, rows: PaymentRow[], reason: st
     await withTransaction(deps.db, async (client) => {
       const now = deps.now();
       const failed = await transition(client, p.id, {
-        from: ["deploying_wallet", "withdrawing"],
+        from: ["deploying_wallet", "withdraw_request", "withdrawing"],
         to: "failed",
         reason,
         set: { failure_reason: reason },

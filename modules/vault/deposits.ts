@@ -10,6 +10,7 @@ import { vaultOfCaller } from "./config-access.js";
 import { externalUserIdField } from "./users.js";
 import {
   DEPOSIT_STATUSES,
+  LISTED_DEPOSIT_STATUSES,
   depositView,
   depositWebhookData,
   type Deposit,
@@ -39,8 +40,9 @@ export async function transitionDeposit(
     reason: string;
     now: number;
     set?: Record<string, unknown>;
-    /** Vault webhook; sent once per deposit and event (dedupe key `event:depositId`). */
+    /** Vault webhook; sent once per deposit and event (dedupe key `event:depositId`, unless `dedupeKey`). */
     event?: VaultWebhookEvent;
+    dedupeKey?: string;
     data?: Record<string, unknown>;
   },
 ): Promise<DepositRow | null> {
@@ -67,7 +69,7 @@ export async function transitionDeposit(
       depositId: row.id,
       event: t.event,
       data: depositWebhookData(row, t.now),
-      dedupeKey: `${t.event}:${row.id}`,
+      dedupeKey: t.dedupeKey ?? `${t.event}:${row.id}`,
       now: t.now,
     });
   return row;
@@ -89,7 +91,8 @@ export const vaultDepositsQuery = z.object({
     .transform(Number)
     .pipe(z.number().min(1, LIMIT_MESSAGE).max(DEPOSITS_MAX_LIMIT, LIMIT_MESSAGE))
     .optional(),
-  status: z.enum(DEPOSIT_STATUSES, { error: `status must be one of: ${DEPOSIT_STATUSES.join(", ")}` }).optional(),
+  // `held` (sanctions screening, an extension) is accepted too; the message names the spec's statuses.
+  status: z.enum(LISTED_DEPOSIT_STATUSES, { error: `status must be one of: ${DEPOSIT_STATUSES.join(", ")}` }).optional(),
   externalUserId: externalUserIdField.optional(),
 });
 
@@ -140,6 +143,7 @@ export async function requestDepositRecovery(deps: Pick<AppDeps, "db" | "now">, 
   if (rows.length === 0) {
     if (row.status === "completed") throw new Conflict("Deposit already processed");
     if (row.status === "processing") throw new Conflict("Deposit is being processed");
+    if (row.status === "held") throw new Conflict("Deposit is held by sanctions screening");
     throw new Conflict("Only a held deposit (below the minimum, or a token the vault does not accept) can be recovered");
   }
   return depositView(row);

@@ -6,6 +6,7 @@ import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
 import { tokenMetadata, vaultConfigs, vaultDeposits, vaultTokens, vaultUsers, watchedAddresses } from "../../db/schema.js";
 import { isTransportError, readContractMetadata } from "../pricing/token-metadata.js";
+import { closeDroppedDepositHolds } from "../sanctions/vault.js";
 import { transitionDeposit } from "./deposits.js";
 import type { DepositHold } from "./serialize-deposit.js";
 import { VAULT_ACTIVE_CHAINS } from "./types.js";
@@ -195,16 +196,17 @@ async function recordTransfers(
 }
 
 /**
- * Voids the recorded deposits no sweep has taken yet (`detected`, `failed`) whose transfer is no longer indexed (a
+ * Voids the recorded deposits no sweep has taken yet (`detected`, `failed`, `held`) whose transfer is no longer indexed (a
  * re-org rolled it back; Ponder re-indexes only above its finalized block, so only deposits above the last pass's
  * finalized block are looked at, every one without a cursor). A voided deposit becomes `dropped` (never listed,
- * counted or swept) and frees its transfer id, so the same transfer re-mined is recorded again.
+ * counted or swept) and frees its transfer id, so the same transfer re-mined is recorded again. A held deposit's open
+ * sanctions hold is resolved `dropped` in the same transaction (modules/sanctions/vault.ts).
  */
 async function voidVanished(deps: Pick<AppDeps, "db" | "now">, chain: ActiveChain, above: bigint | null): Promise<number> {
   const t = `"${deps.db.viewsSchema}".transfer`;
   const { rows } = await deps.db.pool.query<{ id: string; transfer_id: string }>(
     `SELECT d.id, d.transfer_id FROM vault_deposits d
-      WHERE d.chain_id = $1 AND d.status IN ('detected', 'failed') ${above === null ? "" : "AND d.block_number > $2"}
+      WHERE d.chain_id = $1 AND d.status IN ('detected', 'failed', 'held') ${above === null ? "" : "AND d.block_number > $2"}
         AND NOT EXISTS (SELECT 1 FROM ${t} t WHERE t.id = d.transfer_id)`,
     above === null ? [chain.chainId] : [chain.chainId, above.toString()],
   );
@@ -212,13 +214,18 @@ async function voidVanished(deps: Pick<AppDeps, "db" | "now">, chain: ActiveChai
   await withTransaction(deps.db, async (client) => {
     for (const r of rows)
       await transitionDeposit(client, r.id, {
-        from: ["detected", "failed"],
+        from: ["detected", "failed", "held"],
         to: "dropped",
         reason: "transfer no longer indexed (re-org)",
         now: deps.now(),
         set: { transfer_id: `${r.transfer_id}#dropped:${r.id}`, next_attempt_at: null },
         data: { transferId: r.transfer_id },
       });
+    await closeDroppedDepositHolds(
+      client,
+      rows.map((r) => r.id),
+      deps.now(),
+    );
   });
   logger("vault-deposits").error({ chainId: chain.chainId, dropped: rows.length }, "deposits dropped: their transfers vanished (re-org)");
   return rows.length;

@@ -33,10 +33,15 @@ export type DepositRow = {
   updated_at: Date;
 };
 
-/** The statuses the API shows and filters by. */
+/** The spec's statuses: the API shows and filters by them. */
 export const DEPOSIT_STATUSES = ["detected", "processing", "completed", "failed"] as const;
+/**
+ * `held` (extension, listed and filterable): its sender failed sanctions screening (modules/sanctions/vault.ts); its
+ * (address, token) is not swept until the operator releases it. The statuses a listed deposit can show.
+ */
+export const LISTED_DEPOSIT_STATUSES = [...DEPOSIT_STATUSES, "held"] as const;
 /** `dropped`: voided, its transfer rolled back by a re-org before any sweep took it; never listed or counted. */
-export type DepositStatus = (typeof DEPOSIT_STATUSES)[number] | "dropped";
+export type DepositStatus = (typeof LISTED_DEPOSIT_STATUSES)[number] | "dropped";
 
 /** Why a detected deposit is not swept on its own. */
 export type DepositHold = "below_minimum" | "token_not_enabled";

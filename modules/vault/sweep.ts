@@ -11,6 +11,7 @@ import { erc20Abi } from "../../abis/erc20.js";
 import { confirmedTip, depositFee, isBelowMinimum, readVaultDepositCursor, vaultConfirmations } from "./detect-deposits.js";
 import { retryDelayMs, transitionDeposit } from "./deposits.js";
 import type { DepositRow } from "./serialize-deposit.js";
+import { admitVaultGroups } from "../sanctions/vault.js";
 
 // The Vault sweeper, one pass per chain: reconcile sweep transactions already signed, complete the ones whose Swept
 // events are indexed, then sweep what is waiting. A sweep is the factory's deployAndSweep(salt, payout = the wallet
@@ -197,7 +198,8 @@ async function completeSweeps(deps: AppDeps, chain: ActiveChain) {
 
 /**
  * Groups ready to sweep: some deposit asks for it (an enabled token above the minimum, detected; a failed one whose
- * backoff is over; a held one to recover), none of the group is in flight, and none is still backing off. Read from
+ * backoff is over; a held one to recover), none of the group is in flight, none is still backing off, and none is
+ * `held` by sanctions screening (the sweep would move its funds too). Read from
  * the deposits that ask (a partial index), so held deposits that never will (dust) cost nothing here.
  */
 async function readyGroups(deps: AppDeps, chain: ActiveChain): Promise<Group[]> {
@@ -206,7 +208,7 @@ async function readyGroups(deps: AppDeps, chain: ActiveChain): Promise<Group[]> 
       WHERE d.chain_id = $1 AND ${TRIGGER} AND (d.status = 'detected' OR d.next_attempt_at <= $2)
         AND NOT EXISTS (SELECT 1 FROM vault_deposits p
                          WHERE p.chain_id = d.chain_id AND p.address = d.address AND p.token_address = d.token_address
-                           AND (p.status = 'processing' OR (p.status = 'failed' AND p.next_attempt_at > $2)))
+                           AND (p.status IN ('processing', 'held') OR (p.status = 'failed' AND p.next_attempt_at > $2)))
       GROUP BY d.address, d.token_address
       ORDER BY min(d.created_at) LIMIT $3`,
     [chain.chainId, new Date(deps.now()), GROUPS_PER_TX],
@@ -338,7 +340,8 @@ async function plan(deps: AppDeps, chain: ActiveChain, sender: TxSender, g: Grou
 }
 
 async function sendSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: BroadcastHooks) {
-  const groups = await readyGroups(deps, chain);
+  // Sanctions screening of every sender the sweep would move (modules/sanctions/vault.ts): flagged deposits are held.
+  const groups = await admitVaultGroups(deps, chain, await readyGroups(deps, chain));
   const plans: Planned[] = [];
   for (const g of groups) {
     const p = await plan(deps, chain, sender, g);
@@ -395,7 +398,7 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
       if (rows.length !== ids.length) return false;
       const busy = await client.query(
         `SELECT 1 FROM vault_deposits WHERE chain_id = $1 AND (address, token_address) IN (SELECT * FROM unnest($2::text[], $3::text[]))
-            AND status = 'processing' LIMIT 1`,
+            AND status IN ('processing', 'held') LIMIT 1`,
         [chain.chainId, plans.map((p) => p.group.address), plans.map((p) => p.group.token)],
       );
       return !busy.rowCount;

@@ -1,8 +1,10 @@
 import { z } from "zod";
 
 /**
- * Payment webhook events: the spec's five ("Events"), plus `payment.reorged` (our extension: a counted
- * deposit left the canonical chain and the payment is pending again; docs/webhooks.md). All are subscribable.
+ * Payment webhook events: the spec's five ("Events"), plus our extensions (docs/webhooks.md), never in the default
+ * subscription: `payment.reorged` (a counted deposit left the canonical chain and the payment is pending again),
+ * `payment.cancelled` (cancelled by the merchant, or a sanctioned payment rejected by the operator: no funds move) and
+ * `payment.sanctioned` (a sender failed sanctions screening; funds held). All are subscribable.
  */
 export const PAYMENT_EVENTS = [
   "payment.completed",
@@ -11,10 +13,12 @@ export const PAYMENT_EVENTS = [
   "payment.failed",
   "payment.expired",
   "payment.reorged",
+  "payment.cancelled",
+  "payment.sanctioned",
 ] as const;
 export type PaymentEventName = (typeof PAYMENT_EVENTS)[number];
 
-/** Subscription when `events` is omitted on creation (the spec's default; never `payment.reorged`). */
+/** Subscription when `events` is omitted on creation (the spec's default; never an extension event). */
 export const DEFAULT_PAYMENT_EVENTS: PaymentEventName[] = ["payment.completed", "payment.withdrawn"];
 
 /** Vault webhook events; `deposit.*` subscribes to every deposit event. */

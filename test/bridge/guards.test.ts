@@ -12,7 +12,7 @@ import { bridgeScene, DST } from "./scene.js";
 
 // What the service refuses around cross-chain orders (review of issue 14): the provider's cancel transaction is
 // signed only when it is a sendEvmOrderCancel to the destination chain's configured bridge contract within the
-// value cap; one order's failure does not stop the auto-cancel pass; a withdraw waits for the order in flight; a
+// value cap; one order's failure does not stop the auto-cancel pass; a withdraw and a cancel wait for the order in flight; a
 // repeated report never re-applies `Created`; an order id of another payment is refused.
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -124,8 +124,29 @@ describe("withdraw is locked while an order is in flight", () => {
     const ok = await svc.http("POST", `/v1/payments/${id}/withdraw`, { apiKey: shop.apiKey });
     expect([ok.status, ok.body]).toEqual([
       200,
-      { success: true, data: { paymentId: id, status: "withdrawing", receivedAmount: "4" }, error: null },
+      { success: true, data: { paymentId: id, status: "withdraw_request", receivedAmount: "4" }, error: null },
     ]);
+  });
+});
+
+describe("cancel is locked while an order is in flight", () => {
+  it("POST /v1/payments/{id}/cancel answers 409 while the order is created; accepted once the payer is refunded", async () => {
+    const id = await newPayment({ amount: "10" });
+    const { orderId } = await placeOrder(id);
+    const before = await row(id);
+    const refused = await svc.http("POST", `/v1/payments/${id}/cancel`, { apiKey: shop.apiKey });
+    expect([refused.status, refused.body]).toEqual([
+      409,
+      { success: false, error: "Payment has a cross-chain order being filled", data: null },
+    ]);
+    expect(await row(id)).toEqual(before);
+
+    fake.setStatus(orderId, "ClaimedOrderCancel");
+    await runBridgeOrders(svc.deps);
+    expect((await order(orderId)).status).toBe("cancelled");
+    const ok = await svc.http("POST", `/v1/payments/${id}/cancel`, { apiKey: shop.apiKey });
+    expect([ok.status, ok.body]).toEqual([200, { success: true, error: null, data: { paymentId: id, status: "cancelled" } }]);
+    expect((await row(id)).status).toBe("cancelled");
   });
 });
 

@@ -139,6 +139,10 @@ async function events(paymentId: string) {
   const { rows } = await deps.db.pool.query(`SELECT to_status, reason FROM payment_events WHERE payment_id = $1 ORDER BY id`, [paymentId]);
   return rows.map((r) => r.to_status as string);
 }
+async function reasons(paymentId: string) {
+  const { rows } = await deps.db.pool.query(`SELECT reason FROM payment_events WHERE payment_id = $1 ORDER BY id`, [paymentId]);
+  return rows.map((r) => r.reason as string);
+}
 async function outbox(paymentId: string) {
   const { rows } = await deps.db.pool.query(
     `SELECT event, payload FROM webhook_deliveries WHERE payment_id = $1 ORDER BY created_at, event`,
@@ -175,9 +179,11 @@ describe("a deposit re-orged out of the chain", () => {
     await detect();
     const counted = confirmations <= depth;
     const before = await row(p.id);
-    // Reported paid only once the deposit is `blockConfirmations` deep.
-    expect(before.status).toBe(counted ? "paid" : "pending");
+    // Reported paid only once the deposit is `blockConfirmations` deep; before, the full amount seen but not deep
+    // enough is `waiting_for_confirmation`, with nothing counted.
+    expect(before.status).toBe(counted ? "paid" : "waiting_for_confirmation");
     expect(before.received_units).toBe(counted ? AMOUNT.toString() : "0");
+    if (!counted) expect(before.received_block_number).toBe(before.payment_block_number); // the deposit's block
 
     await reorg(depth, [first]);
     await detect();
@@ -185,6 +191,7 @@ describe("a deposit re-orged out of the chain", () => {
     expect(after.status).toBe("pending");
     expect(after.received_units).toBe("0");
     expect(after.paid_at).toBeNull();
+    expect(after.payment_tx_hash).toBeNull();
     const reorged = (await outbox(p.id)).filter((d) => d.event === "payment.reorged");
     if (counted) {
       expect(await events(p.id)).toEqual(["paid", "pending"]);
@@ -198,21 +205,28 @@ describe("a deposit re-orged out of the chain", () => {
       });
       expect(reorged[0]!.payload.receivedAmount).toBeUndefined();
     } else {
-      expect(await events(p.id)).toEqual([]);
+      // It was waiting, never reported paid: back to pending with a `reorg:` audit row, and no event.
+      expect(await events(p.id)).toEqual(["waiting_for_confirmation", "pending"]);
+      expect(await reasons(p.id)).toEqual([
+        "full amount seen, 1 of 3 confirmations",
+        `reorg: the full amount left the canonical chain before ${confirmations} confirmations`,
+      ]);
       expect(reorged).toHaveLength(0);
     }
+    const history = await events(p.id);
 
-    // The same transaction mined again (as a node returns it to its pool): paid at depth, not a block earlier,
-    // swept once, the merchant paid to the smallest unit.
+    // The same transaction mined again (as a node returns it to its pool): waiting while shallower than
+    // `blockConfirmations`, paid at depth, not a block earlier, swept once, the merchant paid to the smallest unit.
     expect(await resend(raw)).toBe(first);
     await mine(confirmations - 1 || 1);
     await detect();
     if (confirmations > 1) {
-      expect((await row(p.id)).status).toBe("pending");
+      expect((await row(p.id)).status).toBe("waiting_for_confirmation");
       await mine(1);
       await detect();
     }
     expect((await row(p.id)).status).toBe("paid");
+    expect(await events(p.id)).toEqual([...history, ...(confirmations > 1 ? ["waiting_for_confirmation"] : []), "paid"]);
     expect((await row(p.id)).payment_tx_hash).toBe(first);
     await settleUntil(p.id, "completed");
     const done = await row(p.id);

@@ -10,7 +10,7 @@ import { dashboardWith, FormClient, ODD_STATUS, signedIn, unescapeHtml as unesca
 
 // The dashboard's payments screens over HTTP: the list with the filters and pagination of GET /v1/payments,
 // a payment's detail (timeline, transactions, fees, redirect hash, deliveries, unexpected funds), manual
-// withdraw and recovery through the same modules as the API, and isolation between two merchants.
+// withdraw, cancel and recovery through the same modules as the API, and isolation between two merchants.
 let svc: TestService;
 let origin: string;
 type Shop = Awaited<ReturnType<typeof signedIn>>;
@@ -230,18 +230,54 @@ describe("payment detail", () => {
     expect(res.status).toBe(303);
     expect(res.location).toBe(`/dashboard/payments/${p.id}?done=withdraw`);
     const after = await A.browser.get(res.location!);
-    expect(testIdText(after.html, "payment-status")).toBe("withdrawing");
+    expect(testIdText(after.html, "payment-status")).toBe("withdraw_request");
     expect(after.html).toContain("Withdrawal requested");
-    expect(unescape(after.html)).toContain("pending → withdrawing");
+    expect(unescape(after.html)).toContain("pending → withdraw_request");
     expect(after.html).toContain("manual withdraw by the merchant");
     const { rows } = await sql(`SELECT status FROM payments WHERE id = $1`, [p.id]);
-    expect(rows[0].status).toBe("withdrawing");
-    const listed = await A.browser.get("/dashboard/payments?status=withdrawing");
+    expect(rows[0].status).toBe("withdraw_request");
+    const listed = await A.browser.get("/dashboard/payments?status=withdraw_request");
     expect(rowIds(listed.html)).toEqual([p.id]);
     // Asking again: the module's conflict, on the page.
     const again = await A.browser.submit(`/dashboard/payments/${p.id}`, `/dashboard/payments/${p.id}/withdraw`, {});
     expect(again.status).toBe(409);
     expect(again.html).toContain("Payment has no partial payment to withdraw");
+  });
+
+  it("cancels a payment that received nothing through the cancel module; refuses a funded or a cancelled one with its message", async () => {
+    const funded = await create(A, { amount: "2" });
+    // 0.5 of 2 USDT received, through transition() (the detector's expired -> pending with late funds): no Cancel
+    // button, and the module's 409 on the page.
+    await driveTo(svc.deps, funded.id, "expired");
+    await driveTo(svc.deps, funded.id, "pending", {
+      pending: { received_units: "500000", payment_tx_hash: `0x${"ab".repeat(32)}`, payment_block_number: "1", received_block_number: "1" },
+    });
+    const fundedPage = await A.browser.get(`/dashboard/payments/${funded.id}`);
+    expect(fundedPage.html).not.toContain('data-testid="cancel"');
+    const refused = await A.browser.submit(`/dashboard/payments/${funded.id}`, `/dashboard/payments/${funded.id}/cancel`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.html).toContain("Payment has received funds: withdraw instead");
+    expect((await sql(`SELECT status FROM payments WHERE id = $1`, [funded.id])).rows[0].status).toBe("pending");
+
+    const p = await create(A);
+    const page = await A.browser.get(`/dashboard/payments/${p.id}`);
+    expect(page.html).toContain('data-testid="cancel"');
+    expect(page.html).toContain(`action="/dashboard/payments/${p.id}/cancel"`);
+    const res = await A.browser.submit(`/dashboard/payments/${p.id}`, `/dashboard/payments/${p.id}/cancel`, {});
+    expect(res.status).toBe(303);
+    expect(res.location).toBe(`/dashboard/payments/${p.id}?done=cancel`);
+    const after = await A.browser.get(res.location!);
+    expect(testIdText(after.html, "payment-status")).toBe("cancelled");
+    expect(after.html).toContain("Payment cancelled.");
+    expect(unescape(after.html)).toContain("pending → cancelled");
+    expect(after.html).toContain("cancelled by the merchant");
+    expect(after.html).not.toContain('data-testid="cancel"');
+    const { rows } = await sql(`SELECT status FROM payments WHERE id = $1`, [p.id]);
+    expect(rows[0].status).toBe("cancelled");
+    expect(rowIds((await A.browser.get("/dashboard/payments?status=cancelled")).html)).toContain(p.id);
+    const again = await A.browser.submit(`/dashboard/payments/${p.id}`, `/dashboard/payments/${p.id}/cancel`, {});
+    expect(again.status).toBe(409);
+    expect(again.html).toContain("Payment cannot be cancelled in status cancelled");
   });
 
   it("lists unexpected funds and recovers them through the recover module", async () => {
@@ -295,6 +331,11 @@ describe("isolation between merchants", () => {
     const r = await B.browser.submit("/dashboard/payments", `/dashboard/payments/${p.id}/recover`, { token: zeroAddress });
     expect(r.status).toBe(404);
     expect(r.html).toContain("Payment not found");
+    const empty = await create(A);
+    const c = await B.browser.submit("/dashboard/payments", `/dashboard/payments/${empty.id}/cancel`, {});
+    expect(c.status).toBe(404);
+    expect(c.html).toContain("Payment not found");
+    expect((await sql(`SELECT status FROM payments WHERE id = $1`, [empty.id])).rows[0].status).toBe("pending");
     const { rows } = await sql(`SELECT status FROM payments WHERE id = $1`, [p.id]);
     expect(rows[0].status).toBe("pending");
     expect((await sql(`SELECT 1 FROM fund_recoveries WHERE payment_id = $1`, [p.id])).rowCount).toBe(0);

@@ -560,6 +560,29 @@ describe("the modules' schemas refuse what their routes refuse, with the documen
     expect(recover.body).toEqual({ success: false, error: "Invalid token address format", data: null });
     expectDocumented("post", "/v1/payments/{paymentId}/recover", recover);
   });
+
+  it("cancel: the answer, a second cancel and an unknown payment fit the documented schemas and messages", async () => {
+    const { apiKey } = await svc.newMerchant();
+    const body = {
+      merchant: privateKeyToAccount(generatePrivateKey()).address,
+      chainId: "777177",
+      token: svc.deps.chains.find((c) => c.chainId === 777177)!.tokens.find((t) => t.symbol === "USDT")!.address,
+      amount: "1",
+      orderId: `doc-${randomUUID()}`,
+    };
+    const created = await svc.http("POST", "/payments", { body, apiKey });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = (created.body.url as string).split("/pay/")[1]!;
+    const cancelled = await svc.http("POST", `/v1/payments/${id}/cancel`, { apiKey });
+    expect(cancelled.body).toEqual({ success: true, error: null, data: { paymentId: id, status: "cancelled" } });
+    expectDocumented("post", "/v1/payments/{paymentId}/cancel", cancelled);
+    const again = await svc.http("POST", `/v1/payments/${id}/cancel`, { apiKey });
+    expect(again.body).toEqual({ success: false, error: "Payment cannot be cancelled in status cancelled", data: null });
+    expectDocumented("post", "/v1/payments/{paymentId}/cancel", again);
+    const unknown = await svc.http("POST", `/v1/payments/${randomUUID()}/cancel`, { apiKey });
+    expect(unknown.body).toEqual({ success: false, error: "Payment not found", data: null });
+    expectDocumented("post", "/v1/payments/{paymentId}/cancel", unknown);
+  });
 });
 
 describe("the reference page", () => {

@@ -495,7 +495,7 @@ describe("balance, promoStatus, withdrawPayment", () => {
       expect(d.tokens.map((t: any) => t.symbol)).toEqual(expect.arrayContaining([expect.stringMatching(/^USDT/)]));
   });
 
-  it("withdrawPayment: a partial payment -> withdrawing; then REST's 409; unknown, malformed or foreign ids are 404", async () => {
+  it("withdrawPayment: a partial payment -> withdraw_request; then REST's 409; unknown, malformed or foreign ids are 404", async () => {
     const w = await svc.newMerchant();
     const { paymentId } = await gqlCreate(w.apiKey, body({ amount: "10" }));
     // A partial payment, through transition(): the detector's expired -> pending "funds received after expiry"
@@ -513,8 +513,8 @@ describe("balance, promoStatus, withdrawPayment", () => {
     expect(partial).toMatchObject({ status: "pending", received_units: "2500000" });
     const WITHDRAW = `mutation ($id: String!) { withdrawPayment(paymentId: $id) { paymentId status receivedAmount } }`;
     const ok = await gql(WITHDRAW, { id: paymentId }, w.apiKey);
-    expect(ok.body).toEqual({ data: { withdrawPayment: { paymentId, status: "withdrawing", receivedAmount: "2.5" } } });
-    expect((await gqlList(w.apiKey, { limit: 1 })).data[0].status).toBe("withdrawing");
+    expect(ok.body).toEqual({ data: { withdrawPayment: { paymentId, status: "withdraw_request", receivedAmount: "2.5" } } });
+    expect((await gqlList(w.apiKey, { limit: 1 })).data[0].status).toBe("withdraw_request");
 
     const other = await svc.newMerchant();
     const cases: [string, string][] = [

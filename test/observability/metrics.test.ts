@@ -114,8 +114,10 @@ describe("GET /metrics", () => {
     // Processor loops, and the gauges read at scrape time.
     for (const p of ["detector", "settler", "webhook-dispatcher"])
       expect(sample(text, "chainpay_processor_pass_duration_seconds_count", { processor: p })).toBeGreaterThan(0);
-    for (const source of ["indexer", "webhook_queue", "gas_tank", "settler"])
+    for (const source of ["indexer", "webhook_queue", "gas_tank", "withdrawals", "settler"])
       expect(sample(text, "chainpay_metrics_source_up", { source })).toBe(1);
+    expect(sample(text, "chainpay_payments_withdraw_requests")).toBe(0);
+    expect(sample(text, "chainpay_payments_withdraw_request_oldest_seconds")).toBe(0);
     expect(sample(text, "chainpay_indexer_lag_blocks", ch)).toBeGreaterThanOrEqual(0);
     expect(sample(text, "chainpay_indexer_block", ch)).toBeGreaterThan(0);
     expect(sample(text, "chainpay_webhook_queue_pending")).toBeGreaterThanOrEqual(0);

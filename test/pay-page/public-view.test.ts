@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCountdown } from "../../web/pay/texts.js";
+import { formatCountdown, stageLabel, stageNotice } from "../../web/pay/texts.js";
 import { eip681Uri, payerStage, toPublicView } from "../../modules/payments/public-view.js";
 import type { PaymentRow } from "../../modules/payments/types.js";
 import { hashMatches, redirectHash } from "../../modules/payments/verify-hash.js";
@@ -102,6 +102,29 @@ describe("toPublicView", () => {
     expect(v.paymentUri.endsWith("&uint256=5100000")).toBe(true);
   });
 
+  it("waiting for confirmations: nothing left to send, the depth at the indexed block, capped, on the badge", () => {
+    const p = row({
+      status: "waiting_for_confirmation",
+      block_confirmations: 3,
+      payment_tx_hash: "0xabc",
+      payment_block_number: "100",
+      received_block_number: "100",
+    });
+    const v = toPublicView(p, SECRET, 0, 100n);
+    expect(v).toMatchObject({ stage: "processing", receivedAmount: "0", remainingAmount: "0", confirmations: { count: 1, required: 3 } });
+    expect(v.paymentUri.endsWith("&uint256=5100000")).toBe(true);
+    expect(toPublicView(p, SECRET, 0, 101n).confirmations).toEqual({ count: 2, required: 3 });
+    expect(toPublicView(p, SECRET, 0, 150n).confirmations).toEqual({ count: 3, required: 3 });
+    expect(toPublicView(p, SECRET, 0, 99n).confirmations).toEqual({ count: 1, required: 3 }); // the indexer behind
+    expect(toPublicView(p, SECRET, 0).confirmations).toEqual({ count: 1, required: 3 }); // no indexed block known
+    expect(stageLabel(v)).toBe("Confirming 1 of 3");
+    expect(stageNotice(v)?.text).toContain("(1 of 3)");
+    // Every other status: no confirmations, the usual label.
+    const paid = toPublicView(row({ status: "paid", received_units: "5100000", block_confirmations: 3 }), SECRET, 0, 100n);
+    expect(paid).not.toHaveProperty("confirmations");
+    expect(stageLabel(paid)).toBe("Confirming");
+  });
+
   it("redirectUrl only once completed; it carries service, success and a hash verify accepts", () => {
     for (const status of ["pending", "paid", "deploying_wallet", "awaiting_gas", "failed", "expired", "withdrawn"])
       expect(toPublicView(row({ status }), SECRET, 0).redirectUrl, status).toBeNull();
@@ -131,10 +154,11 @@ describe("helpers", () => {
 
   it("stages", () => {
     expect(payerStage("pending")).toBe("awaiting_payment");
-    for (const s of ["paid", "deploying_wallet", "awaiting_gas"]) expect(payerStage(s)).toBe("processing");
+    for (const s of ["paid", "deploying_wallet", "awaiting_gas", "waiting_for_confirmation"]) expect(payerStage(s)).toBe("processing");
     expect(payerStage("completed")).toBe("completed");
     expect(payerStage("expired")).toBe("expired");
-    for (const s of ["failed", "cancelled", "withdrawn", "withdrawing", "sanctioned"]) expect(payerStage(s)).toBe("closed");
+    for (const s of ["failed", "cancelled", "withdrawn", "withdraw_request", "withdrawing", "sanctioned"])
+      expect(payerStage(s)).toBe("closed");
   });
 
   it("countdown", () => {

@@ -328,7 +328,7 @@ describe("partial, over, expired, native", () => {
     expect((await get(m, id)).status).toBe("pending");
     const w = await svc.http("POST", `/v1/payments/${id}/withdraw`, { apiKey: m.apiKey });
     expect(w.status).toBe(200);
-    expect(w.body).toEqual({ success: true, error: null, data: { paymentId: id, status: "withdrawing", receivedAmount: "20" } });
+    expect(w.body).toEqual({ success: true, error: null, data: { paymentId: id, status: "withdraw_request", receivedAmount: "20" } });
     await until(m, id, "withdrawn");
     expect(await h.balanceOf("USDC", to)).toBe(20_000_000n);
     const r = await row(id);

@@ -368,7 +368,7 @@ describe("two replicas racing", () => {
     const answers = await whileHeld(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [id], () => Promise.all(apis.map(withdraw)));
     const byStatus = answers.sort((a, b) => a.status - b.status);
     expect(byStatus.map((a) => [a.status, a.body])).toEqual([
-      [200, { success: true, error: null, data: { paymentId: id, status: "withdrawing", receivedAmount: "0.4" } }],
+      [200, { success: true, error: null, data: { paymentId: id, status: "withdraw_request", receivedAmount: "0.4" } }],
       [409, { success: false, error: "Payment has no partial payment to withdraw", data: null }],
     ]);
 
@@ -376,7 +376,7 @@ describe("two replicas racing", () => {
     const { rows: s } = await pool().query(`SELECT status FROM settlements WHERE $1 = ANY(payment_ids)`, [id]);
     expect(s).toEqual([{ status: "mined" }]);
     expect(await h().balanceOf("USDT", to)).toBe(400_000n);
-    expect(await history([id])).toEqual({ [id]: ["withdrawing", "withdrawn"] });
+    expect(await history([id])).toEqual({ [id]: ["withdraw_request", "withdrawing", "withdrawn"] });
     await delivered(m, [{ paymentId: id, event: "payment.withdrawn" }]);
   });
 

@@ -94,21 +94,22 @@ async function indexedBlock(): Promise<bigint> {
   return BigInt(p?.indexedBlock ?? 0);
 }
 /**
- * Polls a payment paid at block `transferBlock` until it leaves pending: each sample reads the status, then the
- * indexed block. Fails if a non-pending status is ever seen while the indexer was still below `transferBlock + 1`
- * (2 confirmations); returns the indexed block read right after the first non-pending status.
+ * Polls a payment paid at block `transferBlock` until it is counted: each sample reads the status, then the
+ * indexed block. While the transfer is seen but not 2 deep the payment is `waiting_for_confirmation` (or still
+ * `pending`, before the detector's pass). Fails if any other status is ever seen while the indexer was still below
+ * `transferBlock + 1` (2 confirmations); returns the indexed block read right after the first such status.
  */
 async function watchConfirmations(paymentId: string, transferBlock: bigint): Promise<bigint> {
   return waitFor(
     async () => {
       const status = (await row(paymentId)).status;
       const indexed = await indexedBlock();
-      if (status === "pending") return null;
+      if (status === "pending" || status === "waiting_for_confirmation") return null;
       if (indexed < transferBlock + 1n)
         throw new Error(`${paymentId} was ${status} with block ${indexed} indexed (transfer in ${transferBlock})`);
       return indexed;
     },
-    { timeout: WAIT, interval: 50, what: `${paymentId} to leave pending` },
+    { timeout: WAIT, interval: 50, what: `${paymentId} to be counted` },
   );
 }
 let expiryQueue: Promise<unknown> = Promise.resolve();
@@ -208,8 +209,9 @@ describe("payment webhooks, end to end", () => {
     const transfer = await h.pay("USDT", p.recipientAddress, parseUnits("10.5", 6));
     // The service waits for the 2nd confirmation: confirmations count against the block the indexer has indexed
     // (processors/detector.ts; detect.ts counts a transfer at block B once latest - 2 + 1 >= B), so the
-    // payment may leave pending only once block B + 1 is indexed. Sampled while it waits: status first, then the
-    // indexer's block, so a non-pending status seen with the indexer still at B would prove it paid too early.
+    // payment may be paid only once block B + 1 is indexed (before, `waiting_for_confirmation`). Sampled while it
+    // waits: status first, then the indexer's block, so a later status seen with the indexer still at B would
+    // prove it paid too early.
     // (The deterministic form of this check, with the indexed block chosen by the test, is test (1b).)
     expect(await watchConfirmations(id, transfer.blockNumber)).toBeGreaterThanOrEqual(transfer.blockNumber + 1n);
     const paid = await row(id);
@@ -307,10 +309,11 @@ describe("payment webhooks, end to end", () => {
       const c = quiet.deps.chains.find((x) => x.chainId === CHAIN)!;
       // The blocks whose balances the detector reads exist on the chain (1 s blocks).
       await waitFor(async () => (await h.pub.getBlockNumber()) >= B + BigInt(depth - 1), { timeout: WAIT, what: `block B + ${depth - 1}` });
-      // Indexed up to B + k: k + 1 confirmations. Short of `depth`, not counted at all, not even as a partial amount.
+      // Indexed up to B + k: k + 1 confirmations. Short of `depth`, not counted at all, not even as a partial amount:
+      // the full amount is seen, so the payment waits for its confirmations (`receivedAmount` is what counts: 0).
       for (let k = 0n; k < BigInt(depth - 1); k++) {
         await detectPayments(quiet.deps, c, B + k);
-        expect(await state(), `${k + 1n} of ${depth} confirmations`).toEqual({ status: "pending", received_units: "0" });
+        expect(await state(), `${k + 1n} of ${depth} confirmations`).toEqual({ status: "waiting_for_confirmation", received_units: "0" });
       }
       // At `depth` confirmations: paid in full.
       await detectPayments(quiet.deps, c, B + BigInt(depth - 1));

@@ -78,7 +78,7 @@ const parseJson = (text: string): unknown => {
 };
 
 /** The GraphQL mutation fields whose non-null data means a write happened. */
-const MUTATION_FIELDS = ["createPayment", "withdrawPayment", "recoverFunds"];
+const MUTATION_FIELDS = ["createPayment", "withdrawPayment", "cancelPayment", "recoverFunds"];
 
 /** Every failure of one response (empty: it passed). `notes` collects things worth reporting but not failing. */
 export function checkResponse(req: FuzzRequest, res: FuzzResponse, notes: Map<string, number>): Failure[] {

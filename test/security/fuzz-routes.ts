@@ -573,6 +573,7 @@ export function oddRoutes(ctx: FuzzContext): RouteGen[] {
     ["/api/payments/verify", ["GET"]],
     ["/api/promo-status", ["GET"]],
     [`/api/v1/payments/${p}/withdraw`, ["POST"]],
+    [`/api/v1/payments/${p}/cancel`, ["POST"]],
     [`/api/v1/payments/${p}/recover`, ["POST"]],
     ["/api/tokens/price", ["GET"]],
     ["/api/tokens/metadata", ["GET"]],

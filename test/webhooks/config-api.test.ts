@@ -125,7 +125,7 @@ describe("/v1/webhooks", () => {
     expect(await put({ url: "https://example.com/hook", events: ["payment.completed", "payment.refunded"] })).toEqual(
       failure(
         400,
-        "Unknown event: payment.refunded. Subscribable events: payment.completed, payment.withdrawn, payment.awaiting_gas, payment.failed, payment.expired, payment.reorged",
+        "Unknown event: payment.refunded. Subscribable events: payment.completed, payment.withdrawn, payment.awaiting_gas, payment.failed, payment.expired, payment.reorged, payment.cancelled, payment.sanctioned",
       ),
     );
     expect(await put({ url: "https://example.com/hook", events: [] })).toEqual(failure(400, "events must contain at least one event"));

@@ -1,6 +1,6 @@
 import type { PayerStage, PublicPaymentView } from "../../modules/payments/public-view.js";
 import { startBridge } from "./bridge-client.js";
-import { STAGE_LABEL, countdownText, stageAt, stageNotice, type Notice } from "./texts.js";
+import { countdownText, stageAt, stageLabel, stageNotice, type Notice } from "./texts.js";
 
 /**
  * The payer page's script (bundled by assets.ts, served as /pay/assets/pay.js): polls the public
@@ -46,7 +46,7 @@ function render(prev: PublicPaymentView | null): PayerStage {
   const s = state;
   const stage = stageAt(s, Date.now() + skew);
   $("badge").className = `badge ${stage}`;
-  $("badge").textContent = STAGE_LABEL[stage] || s.status;
+  $("badge").textContent = stageLabel(s, stage) || s.status;
   $("status").textContent = s.status;
   $("received").textContent = s.receivedAmount;
   $("remaining").textContent = s.remainingAmount;

@@ -2,7 +2,7 @@ import { isNativeToken } from "../../chains/registry.js";
 import { formatAmount, parseAmount } from "../../core/money.js";
 import type { PublicPaymentView } from "../../modules/payments/public-view.js";
 import type { PayerBridgeState } from "./bridge-types.js";
-import { BRIDGE_STAGES, BRIDGE_STAGE_LABEL, BRIDGE_TEXT, STAGE_LABEL, countdownText, stageNotice } from "./texts.js";
+import { BRIDGE_STAGES, BRIDGE_STAGE_LABEL, BRIDGE_TEXT, countdownText, stageLabel, stageNotice } from "./texts.js";
 
 /** The payer page's HTML. Every interpolated value goes through `esc` (markup) or `scriptJson` (the state block). */
 
@@ -86,7 +86,7 @@ export function payerPage(
 <body>
 <main>
 <div class="card">
-  <div class="top"><span class="label">Payment request</span><span id="badge" class="badge ${esc(v.stage)}">${esc(STAGE_LABEL[v.stage])}</span></div>
+  <div class="top"><span class="label">Payment request</span><span id="badge" class="badge ${esc(v.stage)}">${esc(stageLabel(v))}</span></div>
   <p class="amount"><span id="amount-due">${esc(v.amountDue)}</span> <small>${sym}</small></p>
   <p class="sub">on <b>${esc(v.chainName)}</b> (chain id ${esc(v.chainId)})</p>
   ${fee ? `<p class="sub">Includes ${esc(fee)} ${sym} of fees (order amount ${esc(v.amount)} ${sym})</p>` : ""}

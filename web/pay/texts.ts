@@ -14,10 +14,20 @@ export const STAGE_LABEL: Record<PayerStage, string> = {
   closed: "Closed",
 };
 
+/** The badge while the full amount waits for its confirmations (`waiting_for_confirmation`). */
+const CONFIRMING_LABEL = "Confirming {count} of {required}";
+
+/** The badge: the stage's label, with the depth reached while the full amount waits for its confirmations. */
+export function stageLabel(v: PublicPaymentView, stage: PayerStage = v.stage): string {
+  return stage === "processing" && v.confirmations ? fill(CONFIRMING_LABEL, v.confirmations) : STAGE_LABEL[stage];
+}
+
 const MESSAGES = {
   redirecting: "Payment complete. Returning you to the merchant\u2026",
   completed: "Payment complete. Thank you! You can close this page.",
   processing: "Payment received. It is being confirmed and settled; this page updates by itself.",
+  confirming:
+    "Your payment is on the blockchain and waiting for confirmations ({count} of {required}). Do not send it again; this page updates by itself.",
   expired: "This payment link has expired. Do not send funds to it; ask the merchant for a new link.",
   closed: "This payment can no longer be paid here (status: {status}). Please contact the merchant.",
   partial: "Partial payment received. Send the remaining {remaining} to complete it.",
@@ -38,7 +48,7 @@ export function stageNotice(v: PublicPaymentView, stage: PayerStage = v.stage): 
     case "completed":
       return v.redirectUrl ? { kind: "ok", text: MESSAGES.redirecting, link: v.redirectUrl } : { kind: "ok", text: MESSAGES.completed };
     case "processing":
-      return { kind: "info", text: MESSAGES.processing };
+      return { kind: "info", text: v.confirmations ? fill(MESSAGES.confirming, v.confirmations) : MESSAGES.processing };
     case "expired":
       return { kind: "bad", text: MESSAGES.expired };
     case "closed":

@@ -2,6 +2,7 @@ import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDomainError, type DomainError } from "../../../core/errors.js";
 import { paymentDetail, type PaymentDetail } from "../../../modules/payments/detail.js";
+import { cancelPayment } from "../../../modules/payments/cancel.js";
 import { recoverFunds } from "../../../modules/payments/recover.js";
 import { withdrawPayment } from "../../../modules/payments/withdraw.js";
 import type { DashEnv } from "../env.js";
@@ -10,12 +11,14 @@ import { StatusBadge, when } from "./payments.js";
 
 // One payment (/dashboard/payments/:paymentId): its facts, state timeline, transactions, fees, redirect hash,
 // webhook deliveries and unexpected funds, with the merchant's actions on it: manual withdraw of a partial
-// payment and recovery of unexpected funds (the same module functions as the API's routes).
+// payment, cancel of a payment whose address received nothing and recovery of unexpected funds (the same module functions as
+// the API's routes).
 
 type Ctx = Context<DashEnv>;
 
 const DONE: Record<string, string> = {
-  withdraw: "Withdrawal requested: the amount received is being sent to your wallet, with no fee.",
+  withdraw: "Withdrawal requested: the amount received will be sent to your wallet, with no fee, as soon as the settler takes it.",
+  cancel: "Payment cancelled. Funds sent to its address later are listed below as unexpected funds, and can be recovered.",
   recover: "Recovery requested: the funds are being swept to the payout address.",
 };
 
@@ -262,6 +265,21 @@ function detailPage(c: Ctx, d: PaymentDetail, notice?: { kind: "ok" | "error"; t
           />
         </section>
       ) : null}
+      {d.canCancel ? (
+        <section class="card" data-testid="cancel">
+          <p>
+            Nothing has reached {x.recipientAddress} yet. You can cancel the payment: the payer page closes, and anything sent to that
+            address later stays recoverable to {x.merchant}.
+          </p>
+          <PostButton
+            action={`/dashboard/payments/${x.paymentId}/cancel`}
+            csrf={c.var.csrf}
+            label="Cancel the payment"
+            kind="danger"
+            confirm={`Cancel payment ${x.orderId}? This cannot be undone.`}
+          />
+        </section>
+      ) : null}
       <div class="grid">
         <section>
           <h2>Timeline</h2>
@@ -333,6 +351,7 @@ export const paymentDetailScreen = new Hono<DashEnv>()
     return detailPage(c, d, Object.hasOwn(DONE, done) ? { kind: "ok", text: DONE[done]! } : undefined);
   })
   .post("/payments/:paymentId/withdraw", (c) => act(c, "withdraw", (caller, id) => withdrawPayment(c.var.deps, caller, id)))
+  .post("/payments/:paymentId/cancel", (c) => act(c, "cancel", (caller, id) => cancelPayment(c.var.deps, caller, id)))
   .post("/payments/:paymentId/recover", async (c) => {
     const token = (await c.req.parseBody()).token;
     return act(c, "recover", (caller, id) => recoverFunds(c.var.deps, caller, id, { token }));

@@ -24,6 +24,23 @@ export const StatusBadge = (p: { status: string }) => (
   </span>
 );
 
+/**
+ * While the full amount waits for its confirmations (`waiting_for_confirmation`): how many it has, of those the payment
+ * requires (data-testid `payment-confirmations`); nothing in any other status. The list item's
+ * `transaction.confirmations` as it is: for a waiting payment that is the payer page's count (serialize.ts,
+ * confirmations.ts waitingConfirmations), already between 1 and `blockConfirmations`. A native-coin payment has no
+ * `transaction` (no log names its transaction): only the confirmations required are shown.
+ */
+export const Confirmations = (p: { payment: Pick<Payment, "status" | "transaction" | "blockConfirmations"> }) =>
+  p.payment.status === "waiting_for_confirmation" ? (
+    <small class="muted" data-testid="payment-confirmations">
+      {" "}
+      {p.payment.transaction
+        ? `${p.payment.transaction.confirmations} of ${p.payment.blockConfirmations} confirmations`
+        : `${p.payment.blockConfirmations} confirmations required`}
+    </small>
+  ) : null;
+
 const Filters = (p: { q: Record<string, string> }) => (
   <form method="get" action="/dashboard/payments" class="row card filters">
     <label>
@@ -82,6 +99,7 @@ const PaymentsTable = (p: { payments: Payment[] }) =>
             </td>
             <td>
               <StatusBadge status={x.status} />
+              <Confirmations payment={x} />
             </td>
             <td>{x.terminal?.name ?? <span class="muted">—</span>}</td>
             <td>

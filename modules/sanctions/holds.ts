@@ -1,0 +1,110 @@
+import type pg from "pg";
+import { Conflict, Invalid, NotFound } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
+
+// The operator's side of sanctions holds (`npm run cli -- sanctions …`, docs/sanctions.md): list.ts lists what is
+// held or waits, release.ts lets it settle, reject.ts decides it never settles here. This file has what they share:
+// the hold row, the decision, the locked lookup of a subject's open hold and the audit row of a decision.
+
+export type HoldSubject = "payment" | "recovery" | "vault_deposit";
+export type HoldStatus = "held" | "released" | "rejected" | "dropped";
+
+export type HoldRow = {
+  id: string;
+  subject: HoldSubject;
+  payment_id: string | null;
+  recovery_id: string | null;
+  deposit_id: string | null;
+  chain_id: number;
+  address: string;
+  source: string;
+  from_status: string;
+  status: HoldStatus;
+  created_at: Date;
+  resolved_at: Date | null;
+};
+
+export type Decision = { actor: string; reason: string };
+/** Exactly one of them. */
+export type Target = { paymentId?: string; recoveryId?: string; depositId?: string };
+
+const NOUN = { payment: "Payment", recovery: "Recovery", vault_deposit: "Deposit" } as const;
+
+export function checkDecision(d: Decision): Decision {
+  const actor = d.actor?.trim();
+  const reason = d.reason?.trim();
+  if (!actor) throw new Invalid("an operator name is required");
+  if (!reason) throw new Invalid("a reason is required");
+  return { actor, reason };
+}
+
+/** The subject a target names, with its id (checked: one of them, a uuid). */
+function subjectOf(target: Target): { subject: HoldSubject; id: string } {
+  const given = (
+    [
+      ["payment", target.paymentId],
+      ["recovery", target.recoveryId],
+      ["vault_deposit", target.depositId],
+    ] as const
+  ).filter(([, id]) => id);
+  if (given.length !== 1) throw new Invalid("give one payment, recovery or deposit");
+  const [subject, id] = given[0]!;
+  if (!isUuid(id!)) throw new NotFound(`${NOUN[subject]} not found`);
+  return { subject, id: id! };
+}
+
+export const notHeld = (subject: HoldSubject) => new Conflict(`${NOUN[subject]} is not held by sanctions screening`);
+
+/**
+ * The open (`held`) hold of a subject, locked, or null when it has none; NotFound when the subject does not exist.
+ * The owner's row is locked first (a payment's for a payment or a recovery, the deposit's for a deposit): the steps
+ * that create or close holds (hold-payment.ts, recovery.ts, vault.ts, the signer's claim) lock it first too, so the
+ * two orders never cross.
+ */
+export async function openHold(client: pg.PoolClient, target: Target): Promise<{ subject: HoldSubject; id: string; hold: HoldRow | null }> {
+  const { subject, id } = subjectOf(target);
+  const owner =
+    subject === "payment"
+      ? await client.query<{ id: string }>(`SELECT id FROM payments WHERE id = $1 FOR UPDATE`, [id])
+      : subject === "recovery"
+        ? await client.query<{ id: string }>(
+            `SELECT p.id FROM fund_recoveries r JOIN payments p ON p.id = r.payment_id WHERE r.id = $1 FOR UPDATE OF p`,
+            [id],
+          )
+        : await client.query<{ id: string }>(`SELECT id FROM vault_deposits WHERE id = $1 FOR UPDATE`, [id]);
+  if (!owner.rows.length) throw new NotFound(`${NOUN[subject]} not found`);
+  const column = subject === "payment" ? "payment_id" : subject === "recovery" ? "recovery_id" : "deposit_id";
+  const { rows } = await client.query<HoldRow>(
+    `SELECT * FROM sanctions_holds WHERE ${column} = $1 AND subject = $2 AND status = 'held' FOR UPDATE`,
+    [id, subject],
+  );
+  return { subject, id, hold: rows[0] ?? null };
+}
+
+/** Resolves a hold and writes the decision's audit row (`sanctions_actions`), in the caller's transaction. */
+export async function resolveHold(
+  client: pg.PoolClient,
+  hold: Pick<HoldRow, "id" | "payment_id" | "recovery_id" | "deposit_id">,
+  status: Exclude<HoldStatus, "held">,
+  move: { action: "release" | "reject" | "drop"; from: string; to: string },
+  d: Decision,
+  now: number,
+) {
+  await client.query(`UPDATE sanctions_holds SET status = $2, resolved_at = $3 WHERE id = $1`, [hold.id, status, new Date(now)]);
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO sanctions_actions (hold_id, action, actor, reason, subject_from, subject_to, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id::text`,
+    [hold.id, move.action, d.actor, d.reason, move.from, move.to, new Date(now)],
+  );
+  return {
+    holdId: hold.id,
+    actionId: rows[0]!.id,
+    action: move.action,
+    paymentId: hold.payment_id,
+    recoveryId: hold.recovery_id,
+    depositId: hold.deposit_id,
+    status: move.to,
+    actor: d.actor,
+    reason: d.reason,
+  };
+}

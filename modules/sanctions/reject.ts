@@ -1,0 +1,59 @@
+import { getAddress } from "viem";
+import type { AppDeps } from "../../core/deps.js";
+import { Conflict } from "../../core/errors.js";
+import { withTransaction } from "../../db/client.js";
+import { transition } from "../payments/state-machine.js";
+import { checkDecision, notHeld, openHold, resolveHold, type Decision, type Target } from "./holds.js";
+
+/** What a rejection does with the funds, in its answer. */
+const REJECT_FUNDS =
+  "not moved: they stay at the deposit address, which can only pay its committed payout; nothing is returned to the sender (docs/sanctions.md)";
+
+const RECOVERY_REJECTED_ERROR = "rejected by sanctions screening: the funds stay at the address";
+
+/**
+ * `sanctions reject`: the operator decides the held funds are never to be settled to the merchant or business.
+ * **No funds move, and nothing is returned to the sender**: a deposit address is a CREATE2 forwarder that commits to
+ * its payout, and the factory sweeps it only to that payout (and a fee to an allow-listed fee recipient). There is no
+ * path to the sender or to a blocked-funds account, and the fee path is not used for this (it would take a merchant's
+ * funds by a mechanism meant for fees). So a rejection is the operator's decision on record and its consequences here:
+ * - a payment becomes `cancelled` (event `payment.cancelled`, `reason: "sanctions"`); its funds stay at its address
+ *   and are not recoverable (modules/sanctions/blocked.ts);
+ * - a recovery becomes `failed`; that token on that address is not recoverable again;
+ * - a vault deposit stays `held`, so its (address, token) is never swept again (clean deposits included:
+ *   `sanctions list` shows the group as frozen).
+ * Moving the funds needs a contract change (docs/sanctions.md, "Limits").
+ */
+export async function rejectHold(deps: Pick<AppDeps, "db" | "now">, target: Target, decision: Decision) {
+  const d = checkDecision(decision);
+  return withTransaction(deps.db, async (client) => {
+    const now = deps.now();
+    const { subject, hold } = await openHold(client, target);
+    if (!hold) throw notHeld(subject);
+    let move: { from: string; to: string };
+    if (hold.subject === "payment") {
+      const moved = await transition(client, hold.payment_id!, {
+        from: ["sanctioned"],
+        to: "cancelled",
+        reason: `sanctions hold rejected by ${d.actor}: ${d.reason}`,
+        now,
+        event: { name: "payment.cancelled", extra: { reason: "sanctions", sanctionedAddress: getAddress(hold.address) } },
+      });
+      if (!moved) throw new Conflict("Payment is not sanctioned");
+      move = { from: "sanctioned", to: "cancelled" };
+    } else if (hold.subject === "recovery") {
+      const { rowCount } = await client.query(
+        `UPDATE fund_recoveries SET status = 'failed', error = $2, updated_at = $3 WHERE id = $1 AND status = 'requested'`,
+        [hold.recovery_id, RECOVERY_REJECTED_ERROR, new Date(now)],
+      );
+      if (!rowCount) throw new Conflict("Recovery is not requested");
+      move = { from: "requested", to: "failed" };
+    } else {
+      const row = await client.query(`SELECT status FROM vault_deposits WHERE id = $1 FOR UPDATE`, [hold.deposit_id]);
+      if (row.rows[0]?.status !== "held") throw new Conflict("Deposit is not held");
+      move = { from: "held", to: "held" };
+    }
+    const out = await resolveHold(client, hold, "rejected", { action: "reject", ...move }, d, now);
+    return { ...out, funds: REJECT_FUNDS };
+  });
+}
