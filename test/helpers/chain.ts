@@ -3,6 +3,8 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { testTokenAbi } from "../../abis/TestToken.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { viemChain } from "../../chains/clients.js";
+import type { Db } from "../../db/client.js";
+import { indexerProgress } from "../../db/indexer-status.js";
 
 /** Real transactions on the run's Anvil chains. */
 export function chainHelpers(chain: ActiveChain) {
@@ -86,4 +88,31 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, interval));
   }
+}
+
+/** Waits until the indexer has indexed `block` of `chainId` (generous: on a loaded 2-core machine Ponder can lag). */
+export async function waitIndexed(db: Db, chainId: number, block: bigint, timeout = 120_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const p = (await indexerProgress(db))?.find((x) => x.chainId === chainId);
+      return p && BigInt(p.indexedBlock) >= block;
+    },
+    { timeout, what: `block ${block} of chain ${chainId} indexed` },
+  );
+}
+
+/** Runs `step` (a processor pass), then checks `done`, until it holds. */
+export async function stepUntil(
+  what: string,
+  step: () => Promise<unknown>,
+  done: () => Promise<boolean>,
+  { timeout = 120_000, interval = 300 } = {},
+): Promise<void> {
+  await waitFor(
+    async () => {
+      await step();
+      return done();
+    },
+    { timeout, interval, what },
+  );
 }

@@ -4,12 +4,11 @@ import { isDeepStrictEqual, promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { getAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { indexerProgress } from "../../db/indexer-status.js";
 import { detectPayments } from "../../modules/payments/detect.js";
 import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
-import { chainHelpers, waitFor } from "../helpers/chain.js";
+import { chainHelpers, waitFor, waitIndexed, stepUntil } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Cancel (issue 17): POST /v1/payments/{paymentId}/cancel, GraphQL cancelPayment and the CLI, on the real stack.
@@ -23,7 +22,6 @@ import { startTestService, type TestService } from "../helpers/service.js";
 
 vi.setConfig({ testTimeout: 300_000 });
 const CHAIN = 777177;
-const WAIT = { timeout: 120_000 };
 
 let svc: TestService;
 beforeAll(async () => {
@@ -89,24 +87,8 @@ const cli = async (...args: string[]) => {
   return JSON.parse(stdout);
 };
 
-async function indexedPast(block: bigint) {
-  await waitFor(
-    async () => {
-      const p = (await indexerProgress(svc.deps.db))?.find((x) => x.chainId === CHAIN);
-      return p && BigInt(p.indexedBlock) >= block;
-    },
-    { ...WAIT, what: `block ${block} indexed` },
-  );
-}
-async function until(what: string, step: () => Promise<unknown>, done: () => Promise<boolean>) {
-  await waitFor(
-    async () => {
-      await step();
-      return done();
-    },
-    { ...WAIT, interval: 300, what },
-  );
-}
+const indexedPast = (block: bigint) => waitIndexed(svc.deps.db, CHAIN, block);
+const until = stepUntil;
 /** A fresh detector each time: none skips a block another pass has handled. */
 const detect = () => detector().run(svc.deps);
 const settle = () => settleChain(svc.deps, chain());

@@ -3,7 +3,6 @@ import { createWalletClient, http as viemHttp, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { walletFactoryAbi } from "../../abis/WalletFactory.js";
 import { viemChain } from "../../chains/clients.js";
-import { indexerProgress } from "../../db/indexer-status.js";
 import { creditConfirmedDeposits } from "../../modules/gas-tank/credit.js";
 import { gasTankBalance } from "../../modules/gas-tank/ledger.js";
 import { settlerAccount } from "../../modules/settlement/shared.js";
@@ -11,7 +10,7 @@ import { LOCAL_ROLES } from "../../local/accounts.js";
 import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
-import { chainHelpers, waitFor } from "../helpers/chain.js";
+import { chainHelpers, waitIndexed, stepUntil } from "../helpers/chain.js";
 import { asDeployer } from "../helpers/deployer-lock.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -20,7 +19,6 @@ import { startTestService, type TestService } from "../helpers/service.js";
 
 vi.setConfig({ testTimeout: 300_000 });
 const CHAIN = 777177;
-const WAIT = { timeout: 120_000 };
 /** The settlement fee of a Gas Tank payment on the test chain: 0.10 USD processing, no gas fee, platform fee waived. */
 const FEE = 100_000n;
 
@@ -61,24 +59,8 @@ async function row(id: string) {
 async function statuses(ids: string[]): Promise<string[]> {
   return Promise.all(ids.map(async (id) => (await row(id)).status));
 }
-async function indexedPast(block: bigint) {
-  await waitFor(
-    async () => {
-      const p = (await indexerProgress(svc.deps.db))?.find((x) => x.chainId === CHAIN);
-      return p && BigInt(p.indexedBlock) >= block;
-    },
-    { ...WAIT, what: `block ${block} indexed` },
-  );
-}
-async function until(what: string, step: () => Promise<unknown>, done: () => Promise<boolean>) {
-  await waitFor(
-    async () => {
-      await step();
-      return done();
-    },
-    { ...WAIT, interval: 300, what },
-  );
-}
+const indexedPast = (block: bigint) => waitIndexed(svc.deps.db, CHAIN, block);
+const until = stepUntil;
 const settle = () => settleChain(svc.deps, chain());
 
 /** Sends `micros` USDT to the merchant's Gas Tank address and credits it (two credit passes: counted once). */

@@ -5,7 +5,6 @@ import type { Address, Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startApiServer } from "../../api/server.js";
 import { createDeps, type AppDeps } from "../../core/deps.js";
-import { indexerProgress } from "../../db/indexer-status.js";
 import { creditConfirmedDeposits } from "../../modules/gas-tank/credit.js";
 import { gasTankBalance } from "../../modules/gas-tank/ledger.js";
 import { detectLostDeposits, detectPayments } from "../../modules/payments/detect.js";
@@ -15,7 +14,7 @@ import { detector } from "../../processors/detector.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
 import { settleChain } from "../../processors/settler.js";
 import { webhookDispatcher } from "../../processors/webhook-dispatcher.js";
-import { chainHelpers, waitFor } from "../helpers/chain.js";
+import { chainHelpers, waitFor, waitIndexed } from "../helpers/chain.js";
 import { readResponse } from "../helpers/clocked-api.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { startReceiver, type Receiver } from "../webhooks/helpers/receiver.js";
@@ -103,15 +102,7 @@ async function statuses(ids: string[]): Promise<string[]> {
 async function pay(to: Address, units: bigint): Promise<bigint> {
   return (await h().pay("USDT", to, units)).blockNumber;
 }
-async function indexedPast(block: bigint) {
-  await waitFor(
-    async () => {
-      const p = (await indexerProgress(svc.deps.db))?.find((x) => x.chainId === CHAIN);
-      return p && BigInt(p.indexedBlock) >= block;
-    },
-    { ...WAIT, what: `block ${block} indexed` },
-  );
-}
+const indexedPast = (block: bigint) => waitIndexed(svc.deps.db, CHAIN, block);
 
 /** One detection pass in each replica at once (fresh detectors: neither skips a block the other has handled). */
 const detectBoth = () => Promise.all(replicas.map((d) => detector().run(d)));

@@ -2,11 +2,10 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createDeps } from "../../core/deps.js";
-import { indexerProgress } from "../../db/indexer-status.js";
 import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
-import { chainHelpers, waitFor } from "../helpers/chain.js";
+import { chainHelpers, waitIndexed, stepUntil } from "../helpers/chain.js";
 import { startDeadRpc } from "../helpers/dead-rpc.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -18,7 +17,6 @@ import { startTestService, type TestService } from "../helpers/service.js";
 
 vi.setConfig({ testTimeout: 300_000 });
 const CHAIN = 777177;
-const WAIT = { timeout: 120_000 };
 
 let svc: TestService;
 beforeAll(async () => {
@@ -62,24 +60,8 @@ async function settlementsOf(id: string) {
   const { rows } = await pool().query(`SELECT tx_hash, status FROM settlements WHERE $1 = ANY(payment_ids) ORDER BY created_at`, [id]);
   return rows;
 }
-async function indexedPast(block: bigint) {
-  await waitFor(
-    async () => {
-      const p = (await indexerProgress(svc.deps.db))?.find((x) => x.chainId === CHAIN);
-      return p && BigInt(p.indexedBlock) >= block;
-    },
-    { ...WAIT, what: `block ${block} indexed` },
-  );
-}
-async function until(what: string, step: () => Promise<unknown>, done: () => Promise<boolean>) {
-  await waitFor(
-    async () => {
-      await step();
-      return done();
-    },
-    { ...WAIT, interval: 300, what },
-  );
-}
+const indexedPast = (block: bigint) => waitIndexed(svc.deps.db, CHAIN, block);
+const until = stepUntil;
 const detect = () => detector().run(svc.deps);
 const settle = () => settleChain(svc.deps, chain());
 
