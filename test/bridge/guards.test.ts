@@ -105,7 +105,10 @@ describe("withdraw is locked while an order is in flight", () => {
     const id = await newPayment({ amount: "10" });
     await h().pay("USDT", (await row(id)).recipient_address as Address, parseUnits("4", 6));
     const detect = detector();
-    await waitFor(async () => (await detect.run(svc.deps), (await row(id)).received_units === "4000000"), { what: "partial payment" });
+    await waitFor(async () => (await detect.run(svc.deps), (await row(id)).received_units === "4000000"), {
+      timeout: 120_000,
+      what: "partial payment",
+    });
     const { orderId } = await placeOrder(id);
     const before = await row(id);
     const events = async () =>
