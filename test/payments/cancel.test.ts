@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { getAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { detectPayments } from "../../modules/payments/detect.js";
-import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
 import { chainHelpers, waitFor, waitIndexed, stepUntil } from "../helpers/chain.js";
+import { paymentKit, type Shop } from "../helpers/payment-kit.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Cancel (issue 17): POST /v1/payments/{paymentId}/cancel, GraphQL cancelPayment and the CLI, on the real stack.
@@ -31,35 +31,14 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-type Shop = { id: string; apiKey: string };
 const chain = () => svc.deps.chains.find((c) => c.chainId === CHAIN)!;
 const h = () => chainHelpers(chain());
 const pool = () => svc.deps.db.pool;
 const payout = () => privateKeyToAccount(generatePrivateKey()).address;
+const { shop, create, row } = paymentKit(() => svc, CHAIN);
 const usdt = () => h().token("USDT").address;
 const run = promisify(execFile);
 
-/** A merchant of the calling test's own, subscribed to every payment event (nothing delivers: the outbox is read). */
-async function shop(name: string): Promise<Shop> {
-  const m = await svc.newMerchant({ name });
-  const res = await svc.http("PUT", "/v1/webhooks", {
-    apiKey: m.apiKey,
-    body: { url: "https://127.0.0.1:9/hooks", events: [...PAYMENT_EVENTS] },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return m;
-}
-async function create(m: Shop, body: Record<string, unknown>): Promise<string> {
-  const res = await svc.http("POST", "/payments", {
-    apiKey: m.apiKey,
-    body: { orderId: `order-${randomUUID()}`, chainId: String(CHAIN), token: usdt(), ...body },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.url as string).split("/pay/")[1]!;
-}
-async function row(id: string) {
-  return (await pool().query(`SELECT * FROM payments WHERE id = $1`, [id])).rows[0];
-}
 /** Every transition of the payment, oldest first. */
 async function history(id: string) {
   const { rows } = await pool().query(`SELECT from_status, to_status, reason FROM payment_events WHERE payment_id = $1 ORDER BY id`, [id]);

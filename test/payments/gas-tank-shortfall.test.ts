@@ -7,11 +7,11 @@ import { creditConfirmedDeposits } from "../../modules/gas-tank/credit.js";
 import { gasTankBalance } from "../../modules/gas-tank/ledger.js";
 import { settlerAccount } from "../../modules/settlement/shared.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
-import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
 import { chainHelpers, waitIndexed, stepUntil } from "../helpers/chain.js";
 import { asDeployer } from "../helpers/deployer-lock.js";
+import { paymentKit, type Shop } from "../helpers/payment-kit.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // The Gas Tank when it runs short, and when a sweep it paid for reverts, on the real stack. Detection and
@@ -30,32 +30,12 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-type Shop = { id: string; apiKey: string };
 const chain = () => svc.deps.chains.find((c) => c.chainId === CHAIN)!;
 const h = () => chainHelpers(chain());
 const pool = () => svc.deps.db.pool;
 const payout = () => privateKeyToAccount(generatePrivateKey()).address;
+const { shop, create, row } = paymentKit(() => svc, CHAIN);
 
-async function shop(name: string): Promise<Shop> {
-  const m = await svc.newMerchant({ name });
-  const res = await svc.http("PUT", "/v1/webhooks", {
-    apiKey: m.apiKey,
-    body: { url: "https://127.0.0.1:9/hooks", events: [...PAYMENT_EVENTS] },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return m;
-}
-async function create(m: Shop, body: Record<string, unknown>): Promise<string> {
-  const res = await svc.http("POST", "/payments", {
-    apiKey: m.apiKey,
-    body: { orderId: `order-${Math.random()}`, chainId: String(CHAIN), token: h().token("USDT").address, ...body },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.url as string).split("/pay/")[1]!;
-}
-async function row(id: string) {
-  return (await pool().query(`SELECT * FROM payments WHERE id = $1`, [id])).rows[0];
-}
 async function statuses(ids: string[]): Promise<string[]> {
   return Promise.all(ids.map(async (id) => (await row(id)).status));
 }

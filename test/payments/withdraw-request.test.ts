@@ -1,12 +1,11 @@
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createDeps } from "../../core/deps.js";
-import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
 import { chainHelpers, waitIndexed, stepUntil } from "../helpers/chain.js";
 import { startDeadRpc } from "../helpers/dead-rpc.js";
+import { paymentKit } from "../helpers/payment-kit.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // withdraw_request (issue 17): a merchant's withdraw of a partial payment is recorded as `withdraw_request` whatever
@@ -26,32 +25,12 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-type Shop = { id: string; apiKey: string };
 const chain = () => svc.deps.chains.find((c) => c.chainId === CHAIN)!;
 const h = () => chainHelpers(chain());
 const pool = () => svc.deps.db.pool;
 const payout = () => privateKeyToAccount(generatePrivateKey()).address;
+const { shop, create, row } = paymentKit(() => svc, CHAIN);
 
-async function shop(name: string): Promise<Shop> {
-  const m = await svc.newMerchant({ name });
-  const res = await svc.http("PUT", "/v1/webhooks", {
-    apiKey: m.apiKey,
-    body: { url: "https://127.0.0.1:9/hooks", events: [...PAYMENT_EVENTS] },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return m;
-}
-async function create(m: Shop, body: Record<string, unknown>): Promise<string> {
-  const res = await svc.http("POST", "/payments", {
-    apiKey: m.apiKey,
-    body: { orderId: `order-${randomUUID()}`, chainId: String(CHAIN), token: h().token("USDT").address, ...body },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.url as string).split("/pay/")[1]!;
-}
-async function row(id: string) {
-  return (await pool().query(`SELECT * FROM payments WHERE id = $1`, [id])).rows[0];
-}
 async function history(id: string) {
   const { rows } = await pool().query(`SELECT from_status, to_status, reason FROM payment_events WHERE payment_id = $1 ORDER BY id`, [id]);
   return rows;
