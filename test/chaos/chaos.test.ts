@@ -8,6 +8,7 @@ import { drainWebhooks, waitHealthGreen, waitSettled } from "./harness/drain.js"
 import { fundPayers, runPayments, setupMerchants } from "./harness/driver.js";
 import { planFaults, runFaults, describeFault } from "./harness/faults.js";
 import { chaosSeed, createRng } from "./harness/rng.js";
+import { CHAOS_SCALES } from "./harness/scale.js";
 import { planScenario } from "./harness/scenario.js";
 import { verify } from "./harness/verify.js";
 import { startWebhookReceiver, type WebhookReceiver } from "./harness/webhook-receiver.js";
@@ -24,27 +25,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "./harness/webhook-re
 // Health bound: green within HEALTH_BOUND_MS of the last fault. A SIGKILLed Ponder waits up to ~30 s for
 // its schema lock before it re-indexes, and the processors wait for the indexer, so 180 s is generous.
 const FULL = process.env.CHAOS_SCALE === "full";
-const SCALE = FULL
-  ? {
-      payments: 300,
-      merchants: 6,
-      payers: 8,
-      windowMs: 300_000,
-      creationMs: 240_000,
-      kills: { indexer: 3, processors: 4, api: 4 },
-      gapMs: 8000,
-      tank: "1000",
-    }
-  : {
-      payments: 30,
-      merchants: 4,
-      payers: 4,
-      windowMs: 75_000,
-      creationMs: 50_000,
-      kills: { indexer: 1, processors: 2, api: 2 },
-      gapMs: 5000,
-      tank: "200",
-    };
+const SCALE = CHAOS_SCALES[FULL ? "full" : "small"];
 const HEALTH_BOUND_MS = 180_000;
 /** Sepolia's local twin: native ETH, a USDT-like token (transfer returns no bool) and an ERC-20 (USDC); finality 30 blocks. */
 const CHAIN_ID = 11155111;

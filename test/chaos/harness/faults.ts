@@ -20,21 +20,29 @@ export type FaultCounts = { kills: Record<Target, number> };
  */
 export function planFaults(rng: Rng, o: { windowMs: number; kills: Record<Target, number>; minGapMs: number }): Fault[] {
   const slots: number[] = [];
+  const free = (t: number) => slots.every((s) => Math.abs(s - t) >= o.minGapMs);
   const take = (from = 0.08, to = 0.85) => {
-    for (let i = 0; i < 1000; i++) {
-      const t = rng.int(Math.round(o.windowMs * from), Math.round(o.windowMs * to));
-      if (slots.every((s) => Math.abs(s - t) >= o.minGapMs)) {
-        slots.push(t);
-        return t;
-      }
+    const lo = Math.round(o.windowMs * from);
+    const hi = Math.round(o.windowMs * to);
+    let t: number | undefined;
+    for (let i = 0; i < 100 && t === undefined; i++) {
+      const c = rng.int(lo, hi);
+      if (free(c)) t = c;
     }
-    throw new Error("fault window too small for the plan");
+    if (t === undefined) {
+      // Crowded: pick among the moments still free (every 50 ms), so no seed fails on a feasible plan.
+      const open: number[] = [];
+      for (let c = lo; c <= hi; c += 50) if (free(c)) open.push(c);
+      if (open.length === 0) throw new Error("fault window too small for the plan");
+      t = rng.pick(open);
+    }
+    slots.push(t);
+    return t;
   };
   const faults: Fault[] = [];
-  faults.push({ kind: "postgres-restart", atMs: take(), downMs: rng.int(2000, 5000) });
-  faults.push({ kind: "rpc-outage", atMs: take(), ms: 10_000 });
   // Half the processor kills (at least one) wait for deliveries in flight. The first of them lands early in the
-  // window (completions flow by then): the rows it held stay leased 3 minutes, which bounds the drain.
+  // window (completions flow by then): the rows it held stay leased 3 minutes, which bounds the drain. It has the
+  // narrowest range, so it is placed before the others can crowd it out.
   const midBatch = Math.ceil(o.kills.processors / 2);
   for (let i = 0; i < o.kills.processors; i++)
     faults.push({
@@ -43,6 +51,8 @@ export function planFaults(rng: Rng, o: { windowMs: number; kills: Record<Target
       atMs: i === 0 ? take(0.2, 0.35) : take(),
       midBatch: i >= midBatch ? false : i % 2 === 0 ? "held" : "answering",
     });
+  faults.push({ kind: "postgres-restart", atMs: take(), downMs: rng.int(2000, 5000) });
+  faults.push({ kind: "rpc-outage", atMs: take(), ms: 10_000 });
   for (const target of ["indexer", "api"] as const)
     for (let i = 0; i < o.kills[target]; i++) faults.push({ kind: "kill", target, atMs: take(), midBatch: false });
   return faults.sort((a, b) => a.atMs - b.atMs);

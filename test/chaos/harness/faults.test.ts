@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { planFaults } from "./faults.js";
+import { createRng } from "./rng.js";
+import { CHAOS_SCALES } from "./scale.js";
+
+// Pure planning, no stack. Seed 3261579040 once failed: the Postgres restart and the RPC outage, placed first,
+// left no room for the early processors kill's narrow range.
+describe("planFaults", () => {
+  for (const [name, scale] of Object.entries(CHAOS_SCALES))
+    it(`plans every seed at ${name} scale: all faults, ${scale.gapMs} ms apart, the first processors kill in 20–35 %`, () => {
+      const seeds = [3261579040, ...Array.from({ length: 3000 }, (_, i) => (i * 2654435761) >>> 0)];
+      for (const seed of seeds) {
+        const plan = planFaults(createRng(seed).fork("faults"), {
+          windowMs: scale.windowMs,
+          kills: scale.kills,
+          minGapMs: scale.gapMs,
+        });
+        const kills = (t: string) => plan.filter((f) => f.kind === "kill" && f.target === t);
+        expect(kills("indexer")).toHaveLength(scale.kills.indexer);
+        expect(kills("processors")).toHaveLength(scale.kills.processors);
+        expect(kills("api")).toHaveLength(scale.kills.api);
+        expect(plan.filter((f) => f.kind === "postgres-restart")).toHaveLength(1);
+        expect(plan.filter((f) => f.kind === "rpc-outage")).toHaveLength(1);
+        for (let i = 1; i < plan.length; i++) expect(plan[i]!.atMs - plan[i - 1]!.atMs).toBeGreaterThanOrEqual(scale.gapMs);
+        for (const f of plan) {
+          expect(f.atMs).toBeGreaterThanOrEqual(Math.round(scale.windowMs * 0.08));
+          expect(f.atMs).toBeLessThanOrEqual(Math.round(scale.windowMs * 0.85));
+        }
+        const early = kills("processors").filter(
+          (f) => f.atMs >= Math.round(scale.windowMs * 0.2) && f.atMs <= Math.round(scale.windowMs * 0.35),
+        );
+        expect(early.length).toBeGreaterThanOrEqual(1);
+      }
+    });
+});
