@@ -57,8 +57,22 @@ export default async function setup(project: TestProject) {
   project.provide("stackEnv", stack.env);
   return async () => {
     await stack.stop();
+    keepPonderLog(dataDir);
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
+}
+
+/** The indexer's log outlives its run (the last five are kept in .data/test-logs): a stall is read after the fact. */
+function keepPonderLog(dataDir: string) {
+  const logs = path.resolve(".data/test-logs");
+  try {
+    fs.mkdirSync(logs, { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+    fs.copyFileSync(path.join(dataDir, "ponder.log"), path.join(logs, `ponder-${stamp}.log`));
+    for (const old of fs.readdirSync(logs).sort().reverse().slice(5)) fs.rmSync(path.join(logs, old), { force: true });
+  } catch {
+    // No log (the stack never started Ponder): nothing to keep.
+  }
 }
 
 /** Niceness 10 for this process's main thread: the processes it forks from now on inherit it. */
