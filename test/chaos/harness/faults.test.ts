@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planFaults } from "./faults.js";
+import { EARLY_KILL, FAULT_WINDOW, planFaults } from "./faults.js";
 import { createRng } from "./rng.js";
 import { CHAOS_SCALES } from "./scale.js";
 
@@ -23,11 +23,11 @@ describe("planFaults", () => {
         expect(plan.filter((f) => f.kind === "rpc-outage")).toHaveLength(1);
         for (let i = 1; i < plan.length; i++) expect(plan[i]!.atMs - plan[i - 1]!.atMs).toBeGreaterThanOrEqual(scale.gapMs);
         for (const f of plan) {
-          expect(f.atMs).toBeGreaterThanOrEqual(Math.round(scale.windowMs * 0.08));
-          expect(f.atMs).toBeLessThanOrEqual(Math.round(scale.windowMs * 0.85));
+          expect(f.atMs).toBeGreaterThanOrEqual(Math.round(scale.windowMs * FAULT_WINDOW.from));
+          expect(f.atMs).toBeLessThanOrEqual(Math.round(scale.windowMs * FAULT_WINDOW.to));
         }
         const early = kills("processors").filter(
-          (f) => f.atMs >= Math.round(scale.windowMs * 0.2) && f.atMs <= Math.round(scale.windowMs * 0.35),
+          (f) => f.atMs >= Math.round(scale.windowMs * EARLY_KILL.from) && f.atMs <= Math.round(scale.windowMs * EARLY_KILL.to),
         );
         expect(early.length).toBeGreaterThanOrEqual(1);
       }

@@ -13,6 +13,10 @@ export type FaultLogEntry = { atMs: number; endMs: number; what: string };
 
 export type FaultCounts = { kills: Record<Target, number> };
 
+/** Where faults land, as fractions of the window; the first processors kill lands in EARLY_KILL. */
+export const FAULT_WINDOW = { from: 0.08, to: 0.85 } as const;
+export const EARLY_KILL = { from: 0.2, to: 0.35 } as const;
+
 /**
  * The seeded fault plan: `kills` SIGKILLs of each target at random moments of the window, one Postgres
  * restart, one 10 s RPC outage, at least `minGapMs` apart so each is its own event. Some processor
@@ -20,22 +24,13 @@ export type FaultCounts = { kills: Record<Target, number> };
  */
 export function planFaults(rng: Rng, o: { windowMs: number; kills: Record<Target, number>; minGapMs: number }): Fault[] {
   const slots: number[] = [];
-  const free = (t: number) => slots.every((s) => Math.abs(s - t) >= o.minGapMs);
-  const take = (from = 0.08, to = 0.85) => {
-    const lo = Math.round(o.windowMs * from);
-    const hi = Math.round(o.windowMs * to);
-    let t: number | undefined;
-    for (let i = 0; i < 100 && t === undefined; i++) {
-      const c = rng.int(lo, hi);
-      if (free(c)) t = c;
-    }
-    if (t === undefined) {
-      // Crowded: pick among the moments still free (every 50 ms), so no seed fails on a feasible plan.
-      const open: number[] = [];
-      for (let c = lo; c <= hi; c += 50) if (free(c)) open.push(c);
-      if (open.length === 0) throw new Error("fault window too small for the plan");
-      t = rng.pick(open);
-    }
+  // Picks among the moments (every 50 ms) still free of the others, so a feasible plan never fails, however crowded.
+  const take = (range: { from: number; to: number } = FAULT_WINDOW) => {
+    const open: number[] = [];
+    for (let t = Math.round(o.windowMs * range.from); t <= Math.round(o.windowMs * range.to); t += 50)
+      if (slots.every((s) => Math.abs(s - t) >= o.minGapMs)) open.push(t);
+    if (open.length === 0) throw new Error("fault window too small for the plan");
+    const t = rng.pick(open);
     slots.push(t);
     return t;
   };
@@ -48,7 +43,7 @@ export function planFaults(rng: Rng, o: { windowMs: number; kills: Record<Target
     faults.push({
       kind: "kill",
       target: "processors",
-      atMs: i === 0 ? take(0.2, 0.35) : take(),
+      atMs: i === 0 ? take(EARLY_KILL) : take(),
       midBatch: i >= midBatch ? false : i % 2 === 0 ? "held" : "answering",
     });
   faults.push({ kind: "postgres-restart", atMs: take(), downMs: rng.int(2000, 5000) });
