@@ -5,6 +5,7 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import { viemChain } from "../../chains/clients.js";
 import type { Db } from "../../db/client.js";
 import { indexerProgress } from "../../db/indexer-status.js";
+import { recentProcessorLog } from "./diagnostics.js";
 
 /** Real transactions on the run's Anvil chains. */
 export function chainHelpers(chain: ActiveChain) {
@@ -76,16 +77,30 @@ export function chainHelpers(chain: ActiveChain) {
   };
 }
 
-/** Polls `fn` until it returns a truthy value. */
+/**
+ * Polls `fn` until it returns a truthy value. On timeout the error names `what`, the `state` it ended in (when
+ * given) and the processors' last output.
+ */
 export async function waitFor<T>(
   fn: () => Promise<T | undefined | null | false>,
-  { timeout = 30_000, interval = 100, what = "condition" } = {},
+  {
+    timeout = 30_000,
+    interval = 100,
+    what = "condition",
+    state,
+  }: { timeout?: number; interval?: number; what?: string; state?: () => Promise<unknown> } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeout;
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const last = state
+        ? `
+state: ${JSON.stringify(await state().catch((e) => `unreadable: ${e}`))}`
+        : "";
+      throw new Error(`timed out waiting for ${what} after ${timeout} ms${last}${recentProcessorLog()}`);
+    }
     await new Promise((r) => setTimeout(r, interval));
   }
 }

@@ -8,6 +8,7 @@ import { createApiKey, createMerchant, type MerchantType } from "../../modules/m
 import { allProcessors } from "../../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
 import { readResponse } from "./clocked-api.js";
+import { noteProcessorLog } from "./diagnostics.js";
 import { createTestDeps, type TestDeps } from "./deps.js";
 
 /** A controllable clock: real time plus an offset the test can move forward, or stopped (`freeze`) until `resume`. */
@@ -52,8 +53,7 @@ export async function startTestService(opts: { processors?: boolean; env?: Recor
   const deps = await createTestDeps({ now: clock.now, env: { ...opts.env, SETTLER_PRIVATE_KEY: settlerKey } });
   const api = await startApiServer(deps, 0);
   const url = `http://127.0.0.1:${api.port}/api`;
-  const processors =
-    opts.processors === false ? undefined : startProcessors(deps, allProcessors(), process.env.DEBUG_PROCESSORS ? console.error : () => {});
+  const processors = opts.processors === false ? undefined : startProcessors(deps, allProcessors(), noteProcessorLog);
   return {
     deps,
     url,

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { getAddress, parseEther, parseUnits, zeroAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
+import { paymentState } from "../helpers/diagnostics.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Unexpected funds (issue 8): another token sent to a payment's address, and funds that arrive after the
@@ -58,7 +59,11 @@ describe("unexpected funds on a completed payment", () => {
     expect(created.unexpectedFunds).toEqual([]);
     const address = created.recipientAddress as Address;
     await h.pay("USDT", address, parseUnits("10", 6));
-    await waitFor(async () => (await get(orderId)).status === "completed", { ...WAIT, what: "completed" });
+    await waitFor(async () => (await get(orderId)).status === "completed", {
+      ...WAIT,
+      what: "completed",
+      state: () => paymentState(svc.deps.db, id),
+    });
     expect((await get(orderId)).unexpectedFunds).toEqual([]);
 
     // (a) another registry token, (b) more of the payment's token after completion, (c) native coin.

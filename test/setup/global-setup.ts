@@ -6,6 +6,7 @@ import { isAlive } from "../../local/child.js";
 import { startStack } from "../../local/stack.js";
 import { stopStalePostmaster } from "../../local/postgres.js";
 import { ensureChromium } from "./chromium.js";
+import { monitorIndexerLag } from "./indexer-lag.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -53,25 +54,33 @@ export default async function setup(project: TestProject) {
   // they start, run at a lower one. On 2 cores the tests' own load otherwise starves Ponder, and indexing falls
   // minutes behind on a slow machine (as in production, where the indexer does not share its cores with load).
   lowerOwnPriority();
+  const lag = monitorIndexerLag(stack.env, path.join(dataDir, "indexer-lag.log"));
   console.log(`[global-setup] stack ready in ${Date.now() - t0} ms (ponder log: ${path.relative(process.cwd(), dataDir)}/ponder.log)`);
   project.provide("stackEnv", stack.env);
   return async () => {
+    console.log(`[global-setup] ${await lag.stop()}`);
     await stack.stop();
-    keepPonderLog(dataDir);
+    keepLogs(dataDir);
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
 }
 
-/** The indexer's log outlives its run (the last five are kept in .data/test-logs): a stall is read after the fact. */
-function keepPonderLog(dataDir: string) {
+/**
+ * The indexer's log and its lag log outlive their run (those of the last five runs are kept in .data/test-logs): a
+ * stall is read after the fact.
+ */
+function keepLogs(dataDir: string) {
   const logs = path.resolve(".data/test-logs");
-  try {
-    fs.mkdirSync(logs, { recursive: true });
-    const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-    fs.copyFileSync(path.join(dataDir, "ponder.log"), path.join(logs, `ponder-${stamp}.log`));
-    for (const old of fs.readdirSync(logs).sort().reverse().slice(5)) fs.rmSync(path.join(logs, old), { force: true });
-  } catch {
-    // No log (the stack never started Ponder): nothing to keep.
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  fs.mkdirSync(logs, { recursive: true });
+  for (const name of ["ponder", "indexer-lag"]) {
+    try {
+      fs.copyFileSync(path.join(dataDir, `${name}.log`), path.join(logs, `${name}-${stamp}.log`));
+    } catch {
+      // No such log (the stack never started Ponder): nothing to keep.
+    }
+    const runs = fs.readdirSync(logs).filter((f) => f.startsWith(`${name}-`));
+    for (const old of runs.sort().reverse().slice(5)) fs.rmSync(path.join(logs, old), { force: true });
   }
 }
 

@@ -1,0 +1,84 @@
+import fs from "node:fs";
+import os from "node:os";
+import pg from "pg";
+
+// How far the shared indexer falls behind the chains during a run. Most waits of the suite are on Ponder: when a
+// wait times out, this log says whether the indexer had stalled then (and how loaded the machine was), instead of
+// leaving it to guesswork. A line every second while some chain is more than LAGGING blocks behind, a summary at
+// the end.
+
+const LAGGING = 10;
+const EVERY_MS = 1000;
+
+export type LagMonitor = { stop(): Promise<string> };
+
+export function monitorIndexerLag(env: Record<string, string>, logFile: string): LagMonitor {
+  const chains = Object.entries(env)
+    .filter(([k]) => k.startsWith("RPC_URL_"))
+    .map(([k, url]) => ({ chainId: Number(k.slice("RPC_URL_".length)), url }));
+  const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 1, application_name: "test-lag-monitor" });
+  pool.on("error", () => {});
+  const views = `"${env.PONDER_VIEWS_SCHEMA!.replace(/"/g, '""')}"`;
+  const worst = new Map<number, { lag: number; at: string }>();
+  let laggingSeconds = 0;
+  let stopped = false;
+  const out = fs.createWriteStream(logFile, { flags: "a" });
+
+  const head = async (url: string) => {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+      signal: AbortSignal.timeout(5000),
+    });
+    return Number(BigInt(((await res.json()) as { result: string }).result));
+  };
+
+  const sample = async () => {
+    const { rows } = await pool.query<{ chain_id: string; latest_checkpoint: string }>(
+      `SELECT chain_id, latest_checkpoint FROM ${views}._ponder_checkpoint`,
+    );
+    const at = new Date().toISOString();
+    const lags: string[] = [];
+    let lagging = false;
+    for (const c of chains) {
+      const row = rows.find((r) => Number(r.chain_id) === c.chainId);
+      if (!row) continue;
+      const lag = (await head(c.url)) - Number(row.latest_checkpoint.slice(26, 42));
+      if (lag > (worst.get(c.chainId)?.lag ?? -1)) worst.set(c.chainId, { lag, at });
+      if (lag > LAGGING) lagging = true;
+      lags.push(`${c.chainId}:${lag}`);
+    }
+    if (lagging) {
+      laggingSeconds += EVERY_MS / 1000;
+      out.write(
+        `${at} lag ${lags.join(" ")} load ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(" ")}\n`,
+      );
+    }
+  };
+
+  const loop = (async () => {
+    while (!stopped) {
+      const t = Date.now();
+      await sample().catch((e) => out.write(`${new Date().toISOString()} sample failed: ${(e as Error).message}\n`));
+      await new Promise((r) => setTimeout(r, Math.max(0, EVERY_MS - (Date.now() - t))));
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      await pool.end().catch(() => {});
+      const summary =
+        `indexer lag: ${[...worst].map(([id, w]) => `chain ${id} at most ${w.lag} blocks (${w.at})`).join(", ") || "not measured"}; ` +
+        `more than ${LAGGING} blocks behind for ${laggingSeconds} s`;
+      out.end(`${summary}\n`);
+      await new Promise<void>((r) => out.on("close", () => r()));
+      return summary;
+    },
+  };
+}
