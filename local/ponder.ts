@@ -58,6 +58,8 @@ export async function startPonder(opts: {
   const child = spawn(
     process.execPath,
     [
+      // The test run may profile its indexer during a stall (test/setup/indexer-lag.ts).
+      ...(process.env.PONDER_INSPECT_PORT ? [`--inspect=127.0.0.1:${process.env.PONDER_INSPECT_PORT}`] : []),
       bin,
       ...(opts.root ? ["--root", opts.root] : []),
       "start",

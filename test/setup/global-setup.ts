@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { isAlive } from "../../local/child.js";
+import { freePort } from "../../local/ports.js";
 import { startStack } from "../../local/stack.js";
 import { stopStalePostmaster } from "../../local/postgres.js";
 import { ensureChromium } from "./chromium.js";
@@ -36,6 +37,9 @@ export default async function setup(project: TestProject) {
   // The browser tests' Chromium, installed while the stack starts when it is missing.
   const chromium = ensureChromium();
   chromium.catch(() => {});
+  // The indexer's inspector, so a stall can be profiled (test/setup/indexer-lag.ts).
+  const inspectPort = await freePort();
+  process.env.PONDER_INSPECT_PORT = String(inspectPort);
   const stack = await startStack({
     dataDir,
     fresh: true,
@@ -45,6 +49,7 @@ export default async function setup(project: TestProject) {
     blockTime: 1,
     databaseUrl: process.env.TEST_DATABASE_URL,
   });
+  delete process.env.PONDER_INSPECT_PORT; // the test files' own indexers are not inspected
   await stack.ponder!.waitReady(180_000);
   await chromium.catch(async (err) => {
     await stack.stop();
@@ -54,7 +59,7 @@ export default async function setup(project: TestProject) {
   // they start, run at a lower one. On 2 cores the tests' own load otherwise starves Ponder, and indexing falls
   // minutes behind on a slow machine (as in production, where the indexer does not share its cores with load).
   lowerOwnPriority();
-  const lag = monitorIndexerLag(stack.env, path.join(dataDir, "indexer-lag.log"));
+  const lag = monitorIndexerLag(stack.env, path.join(dataDir, "indexer-lag.log"), inspectPort);
   console.log(`[global-setup] stack ready in ${Date.now() - t0} ms (ponder log: ${path.relative(process.cwd(), dataDir)}/ponder.log)`);
   project.provide("stackEnv", stack.env);
   return async () => {
@@ -73,6 +78,8 @@ function keepLogs(dataDir: string) {
   const logs = path.resolve(".data/test-logs");
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   fs.mkdirSync(logs, { recursive: true });
+  for (const f of fs.readdirSync(dataDir).filter((f) => f.endsWith(".cpuprofile")))
+    fs.copyFileSync(path.join(dataDir, f), path.join(logs, f));
   for (const name of ["ponder", "indexer-lag"]) {
     try {
       fs.copyFileSync(path.join(dataDir, `${name}.log`), path.join(logs, `${name}-${stamp}.log`));

@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import pg from "pg";
+import { captureCpuProfile } from "./cpu-profile.js";
 
 // How far the shared indexer falls behind the chains during a run. Most waits of the suite are on Ponder: when a
 // wait times out, this log says whether the indexer had stalled then (and how loaded the machine was), instead of
@@ -8,11 +10,16 @@ import pg from "pg";
 // the end.
 
 const LAGGING = 10;
+const PROFILE_AT = 20;
 const EVERY_MS = 1000;
 
 export type LagMonitor = { stop(): Promise<string> };
 
-export function monitorIndexerLag(env: Record<string, string>, logFile: string): LagMonitor {
+/**
+ * `inspectPort`: the indexer's inspector; the first time it lags more than PROFILE_AT blocks, a CPU profile of 15 s
+ * is written beside `logFile` (ponder-<time>.cpuprofile).
+ */
+export function monitorIndexerLag(env: Record<string, string>, logFile: string, inspectPort?: number): LagMonitor {
   const chains = Object.entries(env)
     .filter(([k]) => k.startsWith("RPC_URL_"))
     .map(([k, url]) => ({ chainId: Number(k.slice("RPC_URL_".length)), url }));
@@ -21,6 +28,7 @@ export function monitorIndexerLag(env: Record<string, string>, logFile: string):
   const views = `"${env.PONDER_VIEWS_SCHEMA!.replace(/"/g, '""')}"`;
   const worst = new Map<number, { lag: number; at: string }>();
   let laggingSeconds = 0;
+  let profiling: Promise<void> | undefined;
   let stopped = false;
   const out = fs.createWriteStream(logFile, { flags: "a" });
 
@@ -49,6 +57,11 @@ export function monitorIndexerLag(env: Record<string, string>, logFile: string):
       if (lag > LAGGING) lagging = true;
       lags.push(`${c.chainId}:${lag}`);
     }
+    if (inspectPort && !profiling && lags.some((l) => Number(l.split(":")[1]) > PROFILE_AT)) {
+      const file = path.join(path.dirname(logFile), `ponder-${at.replace(/[:.]/g, "-")}.cpuprofile`);
+      out.write(`${at} profiling the indexer for 15 s: ${file}\n`);
+      profiling = captureCpuProfile(inspectPort, 15_000, file).catch((e) => void out.write(`profile failed: ${(e as Error).message}\n`));
+    }
     if (lagging) {
       laggingSeconds += EVERY_MS / 1000;
       out.write(
@@ -72,6 +85,7 @@ export function monitorIndexerLag(env: Record<string, string>, logFile: string):
     async stop() {
       stopped = true;
       await loop;
+      await profiling;
       await pool.end().catch(() => {});
       const summary =
         `indexer lag: ${[...worst].map(([id, w]) => `chain ${id} at most ${w.lag} blocks (${w.at})`).join(", ") || "not measured"}; ` +
