@@ -1,12 +1,14 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseUnits, toHex, type Address, type Hex } from "viem";
+import { getAddress, parseUnits, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { testTokenAbi } from "../../abis/TestToken.js";
 import { startApiServer } from "../../api/server.js";
 import type { ActiveChain } from "../../chains/runtime.js";
+import { cliSanctionsList, cliSanctionsRelease } from "../../cli/sanctions.js";
 import { createDeps, type AppDeps } from "../../core/deps.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { migrate } from "../../db/migrate.js";
@@ -14,15 +16,23 @@ import { ponderEnv, startPonder, type PonderProcess } from "../../local/ponder.j
 import { startStack, type Stack } from "../../local/stack.js";
 import { creditConfirmedDeposits } from "../../modules/gas-tank/credit.js";
 import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
+import { totalFeeUnits } from "../../modules/payments/serialize.js";
 import { reserve } from "../../modules/settlement/reserve.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
+import { vaultDeposits } from "../../processors/vault-deposits.js";
+import { vaultSweeper } from "../../processors/vault-sweeper.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { readResponse } from "../helpers/clocked-api.js";
+import { sanctionsRows } from "../helpers/sanctions.js";
 
 // Chain re-organisations on a chain of our own (re-orging the shared test chain would drop other files'
 // transactions): Anvil 777177 (the indexer's finality: 30 blocks) mined by hand, so each test decides
 // exactly how deep a deposit is when `anvil_reorg` takes it away. The processors are driven pass by pass.
+// Sanctions screening (docs/sanctions.md) flags senders through the operator's list file (SANCTIONS_LIST_FILE,
+// re-read when it changes), so flagging needs no transaction. It starts with comments only and just the two sanctions
+// cases ("a sanctioned payment ...", "a held vault deposit ...") add their own fresh payers to it: every other case is
+// screened clear as before (this stack's oracle, screened too, flags nobody).
 
 const CHAIN_ID = 777177;
 let stack: Stack;
@@ -33,12 +43,24 @@ let h: ReturnType<typeof chainHelpers>;
 let dataDir: string;
 /** The indexer started again by the restart test (the stack stops only the one it started). */
 let restarted: PonderProcess | undefined;
+/** The operator's sanctions list file (SANCTIONS_LIST_FILE). */
+const listDir = fs.mkdtempSync(path.join(os.tmpdir(), "chaos-reorg-sanctions-"));
+const listFile = path.join(listDir, "sanctioned.txt");
+fs.writeFileSync(listFile, "# flagged by test/chaos/reorg.test.ts\n");
 
 beforeAll(async () => {
   dataDir = path.resolve(".data/chaos", `reorg-${process.pid}`);
   stack = await startStack({ dataDir, fresh: true, chainIds: [CHAIN_ID], blockTime: 1 });
   await stack.ponder!.waitReady(180_000);
-  deps = createDeps({ env: { ...stack.env, WEBHOOK_ALLOW_PRIVATE: "true", GAS_TANK_CONFIRMATIONS: "1" } });
+  deps = createDeps({
+    env: {
+      ...stack.env,
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      GAS_TANK_CONFIRMATIONS: "1",
+      SANCTIONS_LIST_FILE: listFile,
+      VAULT_CONFIRMATIONS: "1",
+    },
+  });
   await migrate(deps.db);
   api = await startApiServer(deps, 0);
   chain = deps.chains.find((c) => c.chainId === CHAIN_ID)!;
@@ -54,10 +76,14 @@ afterAll(async () => {
   await deps?.db.close();
   await stack?.stop();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(listDir, { recursive: true, force: true });
 });
 
 const rpc = (method: string, params: unknown[] = []) => h.pub.request({ method: method as any, params: params as any });
 const head = () => h.pub.getBlockNumber({ cacheTime: 0 });
+/** Adds `who` to the sanctions list file (read again by the next screening). */
+const flag = (who: Address) => fs.appendFileSync(listFile, `${who}\n`);
+const sanctions = () => sanctionsRows(deps.db);
 
 /** Mines `n` blocks and waits until the indexer has indexed the new head. */
 async function mine(n = 1) {
@@ -150,6 +176,10 @@ async function outbox(paymentId: string) {
   );
   return rows as { event: string; payload: Record<string, any> }[];
 }
+async function settlementsOf(paymentId: string): Promise<string[]> {
+  const { rows } = await deps.db.pool.query(`SELECT status FROM settlements WHERE $1 = ANY(payment_ids) ORDER BY created_at`, [paymentId]);
+  return rows.map((x) => x.status as string);
+}
 
 /** Settler passes, one block mined after each, until the payment reaches `status`. */
 async function settleUntil(id: string, status: string, passes = 30) {
@@ -162,6 +192,7 @@ async function settleUntil(id: string, status: string, passes = 30) {
 }
 
 const AMOUNT = parseUnits("10", 6);
+const USDT = 10n ** 6n;
 
 describe("a deposit re-orged out of the chain", () => {
   // Depths 1, 5 and 29 (below the indexer's 30-block finality) with 1 and 3 confirmations. The deposit's block
@@ -418,6 +449,194 @@ describe("Gas Tank credits", () => {
       { kind: "gas_tank_reorg", amount_micros: "-5000000" },
       { kind: "gas_tank_deposit", amount_micros: "5000000" },
     ]);
+  });
+});
+
+// Held funds whose transfer a re-org takes away (docs/sanctions.md).
+//
+// - A payment held (`sanctioned`) whose deposit is re-orged away stays `sanctioned`: re-org handling covers unswept
+//   pending/paid/awaiting_gas payments only (docs "Limits", last point; TRANSITIONS has no sanctioned -> pending), and
+//   `sanctions list` still shows the amount counted. Released, it goes back to `paid`; the settler's check before
+//   signing finds the wallet empty and re-opens it (`pending`, `payment.reorged`), nothing swept. The same transfer
+//   mined again settles: the released payer is not screened again for that payment.
+// - A held vault deposit whose transfer is re-orged away is `dropped` like any other, its hold resolved `dropped` with
+//   an audit row by `system` (docs "Vault deposits: held"); the clean deposit it froze is then swept.
+
+describe("a sanctioned payment whose deposit is re-orged away", () => {
+  it("stays sanctioned with its counted amount listed; released, the settler finds the wallet empty (pending, nothing swept); paid again, it settles", async () => {
+    const m = await newMerchant(["payment.completed", "payment.reorged", "payment.sanctioned", "payment.cancelled"]);
+    const payout = privateKeyToAccount(generatePrivateKey()).address;
+    const p = await createPayment(m.apiKey, { merchant: payout, amount: "10", gasless: true, blockConfirmations: 1 });
+    const id = p.id as string;
+    expect(p.due_units).toBe(AMOUNT.toString());
+    const wallet = p.recipient_address as Address;
+    const payer = await fundedPayer("USDC", AMOUNT, 3);
+    flag(payer.address);
+
+    const tx = await transfer(payer, "USDC", wallet, AMOUNT);
+    const raw = await rawOf(tx);
+    await mine(2); // the deposit's block is 2 deep
+    await detect();
+    expect((await row(id)).status).toBe("paid");
+    await settleChain(deps, chain);
+    expect((await row(id)).status).toBe("sanctioned");
+    const held = { subject: "payment", address: payer.address.toLowerCase(), source: `list:${listFile}`, from_status: "paid" };
+    expect(await sanctions().holds("payment_id", id)).toEqual([{ ...held, status: "held" }]);
+    expect((await outbox(id)).map((d) => d.event)).toEqual(["payment.sanctioned"]);
+
+    await reorg(2, [tx]);
+    expect(await h.balanceOf("USDC", wallet)).toBe(0n);
+    for (let i = 0; i < 3; i++) {
+      await detect();
+      await settleChain(deps, chain);
+      await mine(1);
+    }
+    // What the docs promise ("Limits"): still sanctioned, its counted amount and deposit kept, no payment.reorged, the
+    // hold still open, and the operator sees the amount in `sanctions list` (though the address no longer holds it).
+    const after = await row(id);
+    expect(after).toMatchObject({ status: "sanctioned", received_units: AMOUNT.toString(), payment_tx_hash: tx });
+    expect(await events(id)).toEqual(["paid", "sanctioned"]);
+    expect((await outbox(id)).map((d) => d.event)).toEqual(["payment.sanctioned"]);
+    expect(await sanctions().holds("payment_id", id)).toEqual([{ ...held, status: "held" }]);
+    expect((await cliSanctionsList(deps.db)).filter((x) => x.paymentId === id)).toEqual([
+      expect.objectContaining({
+        kind: "hold",
+        status: "held",
+        subjectStatus: "sanctioned",
+        depositAddress: getAddress(wallet),
+        amountUnits: AMOUNT.toString(),
+        sanctionedAddress: getAddress(payer.address),
+      }),
+    ]);
+    expect(await settlementsOf(id)).toEqual([]);
+
+    // Released: back to paid. One settler pass (no detector pass in between, so the path is the settler's): reserved
+    // (no indexed transfer is left, so no sender to screen), then the check before signing finds the wallet empty and
+    // re-opens it, telling the merchant; nothing is signed.
+    const released = await cliSanctionsRelease(deps.db, { paymentId: id }, { reason: "reviewed", operator: "ops" });
+    expect(released).toMatchObject({ action: "release", paymentId: id, status: "paid" });
+    await settleChain(deps, chain);
+    expect(await row(id)).toMatchObject({ status: "pending", received_units: "0", payment_tx_hash: null, paid_at: null });
+    expect(await events(id)).toEqual(["paid", "sanctioned", "paid", "deploying_wallet", "pending"]);
+    const reorged = (await outbox(id)).filter((d) => d.event === "payment.reorged");
+    expect(reorged).toHaveLength(1);
+    expect(reorged[0]!.payload).toMatchObject({
+      event: "payment.reorged",
+      paymentId: id,
+      status: "pending",
+      previousReceivedAmount: "10",
+      reason: "the wallet holds less than the counted deposit",
+    });
+    expect(await settlementsOf(id)).toEqual([]);
+    expect(await sanctions().holds("payment_id", id)).toEqual([{ ...held, status: "released" }]);
+    expect(await sanctions().actions("payment_id", id)).toEqual([
+      { action: "release", actor: "ops", reason: "reviewed", subject_from: "sanctioned", subject_to: "paid" },
+    ]);
+
+    // The same transfer mined again: paid, and settled (its payer was released for this payment), exactly once.
+    expect(await resend(raw)).toBe(tx);
+    await mine(1);
+    await detect();
+    expect((await row(id)).status).toBe("paid");
+    await settleUntil(id, "completed");
+    const done = await row(id);
+    expect(await h.balanceOf("USDC", payout)).toBe(AMOUNT - totalFeeUnits(done));
+    expect(BigInt(done.settled_units)).toBe(AMOUNT - totalFeeUnits(done));
+    expect(await h.balanceOf("USDC", wallet)).toBe(0n);
+    expect(await settlementsOf(id)).toEqual(["mined"]);
+    expect((await outbox(id)).map((d) => d.event)).toEqual(["payment.sanctioned", "payment.reorged", "payment.completed"]);
+    expect(await sanctions().holds("payment_id", id)).toEqual([{ ...held, status: "released" }]);
+  });
+});
+
+describe("a held vault deposit whose transfer is re-orged away", () => {
+  it("is dropped, its hold resolved `dropped` with an audit row by system; the clean deposit it froze is swept", async () => {
+    const m = await newMerchant();
+    const businessWallet = privateKeyToAccount(generatePrivateKey()).address;
+    const usdt = h.token("USDT").address;
+    const created = await http("POST", "/vault/v1/config", m.apiKey, {
+      businessName: "Re-orged vault",
+      walletAddress: businessWallet,
+      enabledTokens: [{ chainId: CHAIN_ID, token: usdt, tokenSymbol: "USDT" }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const user = await http("POST", "/vault/v1/users", m.apiKey, { externalUserId: "user-reorged", chainId: CHAIN_ID, tokenAddress: usdt });
+    expect(user.status, JSON.stringify(user.body)).toBe(201);
+    const address = user.body.data.depositAddress as Address;
+
+    const clean = await fundedPayer("USDT", 7n * USDT, 1);
+    const flagged = await fundedPayer("USDT", 10n * USDT, 1);
+    flag(flagged.address);
+    const cleanTx = await transfer(clean, "USDT", address, 7n * USDT);
+    await mine(3); // the clean deposit sits below the re-org
+    const flaggedTx = await transfer(flagged, "USDT", address, 10n * USDT);
+    await mine(2); // the flagged one is 2 deep
+
+    const recorder = vaultDeposits();
+    const sweeper = vaultSweeper();
+    const pass = async () => {
+      await recorder.run(deps);
+      await sweeper.run(deps);
+    };
+    const depositOf = async (tx: Hex) =>
+      (await deps.db.pool.query(`SELECT * FROM vault_deposits WHERE deposit_tx_hash = $1`, [tx.toLowerCase()])).rows[0] as
+        Record<string, any> | undefined;
+    for (let i = 0; i < 2; i++) await pass();
+    const heldDeposit = (await depositOf(flaggedTx))!;
+    expect(heldDeposit.status).toBe("held");
+    expect((await depositOf(cleanTx))!.status).toBe("detected");
+    const hold = { subject: "vault_deposit", address: flagged.address.toLowerCase(), source: `list:${listFile}`, from_status: "detected" };
+    expect(await sanctions().holds("deposit_id", heldDeposit.id)).toEqual([{ ...hold, status: "held" }]);
+    expect((await cliSanctionsList(deps.db)).find((x) => x.depositId === heldDeposit.id)).toMatchObject({
+      status: "held",
+      frozen: { deposits: 1, amountUnits: (7n * USDT).toString() },
+    });
+
+    await reorg(2, [flaggedTx]);
+    expect(await h.balanceOf("USDT", address)).toBe(7n * USDT);
+    await pass();
+    const gone = (await deps.db.pool.query(`SELECT * FROM vault_deposits WHERE id = $1`, [heldDeposit.id])).rows[0];
+    expect(gone.status).toBe("dropped");
+    expect(gone.transfer_id).toBe(`${heldDeposit.transfer_id}#dropped:${heldDeposit.id}`);
+    const { rows: moves } = await deps.db.pool.query(
+      `SELECT from_status, to_status FROM vault_deposit_events WHERE deposit_id = $1 ORDER BY created_at, id`,
+      [heldDeposit.id],
+    );
+    expect(moves.map((r) => [r.from_status, r.to_status])).toEqual([
+      [null, "detected"],
+      ["detected", "held"],
+      ["held", "dropped"],
+    ]);
+    expect(await sanctions().holds("deposit_id", heldDeposit.id)).toEqual([{ ...hold, status: "dropped" }]);
+    const drop = {
+      action: "drop",
+      actor: "system",
+      reason: "the deposit's transfer is no longer indexed (re-org)",
+      subject_from: "held",
+      subject_to: "dropped",
+    };
+    expect(await sanctions().actions("deposit_id", heldDeposit.id)).toEqual([drop]);
+    // Resolved: listed only with --all; neither release nor reject can touch it.
+    expect((await cliSanctionsList(deps.db)).some((x) => x.depositId === heldDeposit.id)).toBe(false);
+    expect((await cliSanctionsList(deps.db, { all: true })).find((x) => x.depositId === heldDeposit.id)).toMatchObject({
+      status: "dropped",
+      subjectStatus: "dropped",
+      frozen: null,
+      actions: [{ action: "drop", actor: "system", reason: drop.reason, at: expect.any(Number) }],
+    });
+    await expect(cliSanctionsRelease(deps.db, { depositId: heldDeposit.id }, { reason: "late", operator: "ops" })).rejects.toThrow(
+      "Deposit is not held by sanctions screening",
+    );
+
+    // Nothing holds the address any more: the clean deposit is swept at the vault's 0.25%.
+    for (let i = 0; i < 30 && (await depositOf(cleanTx))!.status !== "completed"; i++) {
+      await mine(1);
+      await pass();
+    }
+    expect(await depositOf(cleanTx)).toMatchObject({ status: "completed", amount: "7000000", fee: "17500", net_amount: "6982500" });
+    expect(await h.balanceOf("USDT", businessWallet)).toBe(7n * USDT - 17_500n);
+    expect(await h.balanceOf("USDT", address)).toBe(0n);
+    expect((await deps.db.pool.query(`SELECT status FROM vault_deposits WHERE id = $1`, [heldDeposit.id])).rows[0].status).toBe("dropped");
   });
 });
 

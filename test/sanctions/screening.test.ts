@@ -2,13 +2,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createWalletClient, getAddress, http as viemHttp, zeroAddress, type Address, type Hex } from "viem";
+import { getAddress, zeroAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { sanctionsOracleAbi } from "../../abis/SanctionsOracle.js";
-import { viemChain } from "../../chains/clients.js";
-import type { ActiveChain } from "../../chains/runtime.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { LOCAL_ROLES } from "../../local/accounts.js";
 import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease } from "../../cli/sanctions.js";
 import { totalFeeUnits } from "../../modules/payments/serialize.js";
 import { RECOVERY_HELD_ERROR } from "../../modules/sanctions/recovery.js";
@@ -20,7 +17,7 @@ import { settleChain } from "../../processors/settler.js";
 import { vaultDeposits } from "../../processors/vault-deposits.js";
 import { vaultSweeper } from "../../processors/vault-sweeper.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
-import { asDeployer } from "../helpers/deployer-lock.js";
+import { flagOnOracle, sanctionsRows } from "../helpers/sanctions.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Sanctions screening on the real stack (docs/sanctions.md): the local sanctions oracle (contracts/SanctionsOracle.sol,
@@ -124,44 +121,9 @@ function on(s: TestService, chainId = CHAIN) {
       const { rows } = await pool().query(`SELECT payload FROM webhook_deliveries WHERE payment_id = $1 AND event = $2`, [id, event]);
       return rows.map((r) => r.payload);
     },
-    async holdsOf(column: "payment_id" | "deposit_id", id: string) {
-      const { rows } = await pool().query(
-        `SELECT subject, address, source, from_status, status FROM sanctions_holds WHERE ${column} = $1 ORDER BY created_at`,
-        [id],
-      );
-      return rows;
-    },
-    async actionsOf(column: "payment_id" | "deposit_id", id: string) {
-      const { rows } = await pool().query(
-        `SELECT a.action, a.actor, a.reason, a.subject_from, a.subject_to FROM sanctions_actions a
-           JOIN sanctions_holds h ON h.id = a.hold_id WHERE h.${column} = $1 ORDER BY a.id`,
-        [id],
-      );
-      return rows;
-    },
+    /** The service's sanctions rows (holds, actions) of one subject (test/helpers/sanctions.ts). */
+    rows: () => sanctionsRows(s.deps.db),
   };
-}
-
-/** The oracle's owner (the local deployer, shared by parallel test files: one sender at a time) flags `who`. */
-async function flagOnOracle(chain: ActiveChain, who: Address) {
-  const h = chainHelpers(chain);
-  const owner = createWalletClient({ chain: viemChain(chain), transport: viemHttp(chain.rpcUrl), account: LOCAL_ROLES.deployer });
-  await asDeployer(svc.deps.db, async () => {
-    const hash = await owner.writeContract({
-      address: chain.sanctionsOracle!,
-      abi: sanctionsOracleAbi,
-      functionName: "addToSanctionsList",
-      args: [[who]],
-    });
-    await h.wait(hash);
-  });
-  const flagged = await h.pub.readContract({
-    address: chain.sanctionsOracle!,
-    abi: sanctionsOracleAbi,
-    functionName: "isSanctioned",
-    args: [who],
-  });
-  expect(flagged).toBe(true);
 }
 
 describe("sanctions screening of payments", () => {
@@ -187,7 +149,7 @@ describe("sanctions screening of payments", () => {
     const oracle = t.chain().sanctionsOracle!;
     const m = await t.shop("flagged payer");
     const payer = await t.h().newPayer();
-    await flagOnOracle(t.chain(), payer.address);
+    await flagOnOracle(svc.deps.db, t.chain(), payer.address);
     const to = payout();
     const id = await t.create(m, { merchant: to, amount: "5", gasless: true });
     const p = await t.payInFull(id, payer);
@@ -212,7 +174,7 @@ describe("sanctions screening of payments", () => {
       sanctionedAddress: getAddress(payer.address),
       source: "oracle",
     });
-    expect(await t.holdsOf("payment_id", id)).toEqual([
+    expect(await t.rows().holds("payment_id", id)).toEqual([
       {
         subject: "payment",
         address: payer.address.toLowerCase(),
@@ -242,10 +204,10 @@ describe("sanctions screening of payments", () => {
     const released = await cliSanctionsRelease(svc.deps.db, { paymentId: id }, decision, svc.clock.now);
     expect(released).toMatchObject({ action: "release", paymentId: id, status: "paid", actor: "compliance-officer" });
     expect((await t.row(id)).status).toBe("paid");
-    expect(await t.actionsOf("payment_id", id)).toEqual([
+    expect(await t.rows().actions("payment_id", id)).toEqual([
       { action: "release", actor: "compliance-officer", reason: decision.reason, subject_from: "sanctioned", subject_to: "paid" },
     ]);
-    expect((await t.holdsOf("payment_id", id)).map((h) => h.status)).toEqual(["released"]);
+    expect((await t.rows().holds("payment_id", id)).map((h) => h.status)).toEqual(["released"]);
     await expect(cliSanctionsRelease(svc.deps.db, { paymentId: id }, decision, svc.clock.now)).rejects.toThrow(
       "Payment is not held by sanctions screening",
     );
@@ -267,7 +229,7 @@ describe("sanctions screening of payments", () => {
     const p = await t.payInFull(id, await t.h().newPayer());
     await t.until("completed", t.settle, async () => (await t.row(id)).status === "completed");
     expect(await t.h().balanceOf("USDT", to)).toBe(BigInt(p.due_units) - totalFeeUnits(await t.row(id)));
-    expect(await t.holdsOf("payment_id", id)).toEqual([]);
+    expect(await t.rows().holds("payment_id", id)).toEqual([]);
     expect(await t.outbox(id, "payment.sanctioned")).toEqual([]);
   });
 
@@ -282,7 +244,7 @@ describe("sanctions screening of payments", () => {
     const p = await t.payInFull(id, payer);
     const wallet = p.recipient_address as Address;
     await t.until("sanctioned", t.settle, async () => (await t.row(id)).status === "sanctioned");
-    expect(await t.holdsOf("payment_id", id)).toEqual([
+    expect(await t.rows().holds("payment_id", id)).toEqual([
       { subject: "payment", address: payer.address.toLowerCase(), source: `list:${listFile}`, from_status: "paid", status: "held" },
     ]);
     expect((await t.outbox(id, "payment.sanctioned"))[0]).toMatchObject({ sanctionedAddress: getAddress(payer.address), source: "list" });
@@ -300,7 +262,7 @@ describe("sanctions screening of payments", () => {
     expect(rejected).toMatchObject({ action: "reject", status: "cancelled" });
     expect(rejected.funds).toContain("not moved");
     expect((await t.row(id)).status).toBe("cancelled");
-    expect(await t.actionsOf("payment_id", id)).toEqual([
+    expect(await t.rows().actions("payment_id", id)).toEqual([
       {
         action: "reject",
         actor: "compliance-officer",
@@ -362,7 +324,7 @@ describe("sanctions screening of payments", () => {
     expect((await t.row(id)).status).toBe("sanctioned");
     expect(await t.settlementsOf(id)).toBe(0);
     expect(await t.h().balanceOf("USDT", wallet)).toBe(400_000n);
-    expect(await t.holdsOf("payment_id", id)).toEqual([
+    expect(await t.rows().holds("payment_id", id)).toEqual([
       {
         subject: "payment",
         address: payer.address.toLowerCase(),
@@ -387,7 +349,7 @@ describe("sanctions screening of payments", () => {
     // Released: back to withdraw_request, then the settler takes it and the payout receives exactly what was paid.
     const released = await cliSanctionsRelease(svc.deps.db, { paymentId: id }, { reason: "reviewed", operator: "ops" }, svc.clock.now);
     expect(released).toMatchObject({ action: "release", paymentId: id, status: "withdraw_request" });
-    expect(await t.actionsOf("payment_id", id)).toEqual([
+    expect(await t.rows().actions("payment_id", id)).toEqual([
       { action: "release", actor: "ops", reason: "reviewed", subject_from: "sanctioned", subject_to: "withdraw_request" },
     ]);
     await t.until("withdrawn", t.settle, async () => (await t.row(id)).status === "withdrawn");
@@ -416,7 +378,7 @@ describe("sanctions screening of payments", () => {
 
     // Another token from a flagged sender, after completion: unexpected funds the merchant asks to recover.
     const flagged = await t.h().newPayer();
-    await flagOnOracle(t.chain(), flagged.address);
+    await flagOnOracle(svc.deps.db, t.chain(), flagged.address);
     const usdc = t.h().token("USDC").address;
     await t.indexedPast((await t.h().pay("USDC", wallet, 3n * USDT, flagged)).blockNumber);
     const asked = await svc.http("POST", `/v1/payments/${id}/recover`, { apiKey: m.apiKey, body: { token: usdc } });
@@ -461,12 +423,12 @@ describe("sanctions screening of payments", () => {
     await reserve(svc.deps, t.chain());
     expect((await t.row(id)).status).toBe("deploying_wallet");
     const flagged = await t.h().newPayer();
-    await flagOnOracle(t.chain(), flagged.address);
+    await flagOnOracle(svc.deps.db, t.chain(), flagged.address);
     await t.indexedPast((await t.h().pay("USDT", p.recipient_address, 1n, flagged)).blockNumber);
 
     await t.until("sanctioned", t.settle, async () => (await t.row(id)).status === "sanctioned");
     expect(await t.settlementsOf(id)).toBe(0);
-    expect(await t.holdsOf("payment_id", id)).toEqual([
+    expect(await t.rows().holds("payment_id", id)).toEqual([
       {
         subject: "payment",
         address: flagged.address.toLowerCase(),
@@ -486,7 +448,7 @@ describe("sanctions screening of payments", () => {
     const t = on(svc, 137);
     const m = await t.shop("native flagged");
     const payer = await t.h().newPayer();
-    await flagOnOracle(t.chain(), payer.address);
+    await flagOnOracle(svc.deps.db, t.chain(), payer.address);
     const to = payout();
     const id = await t.create(m, { merchant: to, amount: "10", gasless: true, token: zeroAddress });
     const p = await t.row(id);
@@ -499,7 +461,7 @@ describe("sanctions screening of payments", () => {
     await t.until("sanctioned", t.settle, async () => (await t.row(id)).status === "sanctioned");
     for (let i = 0; i < 3; i++) await t.settle();
     expect(await t.h().pub.getBalance({ address: p.recipient_address })).toBe(BigInt(p.due_units));
-    expect((await t.holdsOf("payment_id", id))[0]).toMatchObject({ address: payer.address.toLowerCase(), status: "held" });
+    expect((await t.rows().holds("payment_id", id))[0]).toMatchObject({ address: payer.address.toLowerCase(), status: "held" });
     expect(await t.h().pub.getBalance({ address: to })).toBe(0n);
   });
 });
@@ -537,7 +499,7 @@ describe("a sanctions oracle that cannot answer", () => {
     expect((await t.row(id)).status).toBe("paid");
     expect(await t.settlementsOf(id)).toBe(0);
     expect(await t.h().balanceOf("USDT", p.recipient_address)).toBe(BigInt(p.due_units));
-    expect(await t.holdsOf("payment_id", id)).toEqual([]);
+    expect(await t.rows().holds("payment_id", id)).toEqual([]);
     expect(await t.outbox(id, "payment.sanctioned")).toEqual([]);
 
     // The operator's choice (SANCTIONS_FAIL_MODE, read on every pass): open settles it, with a warning in the log.
@@ -570,7 +532,7 @@ describe("sanctions screening of vault deposits", () => {
     const address = user.body.data.depositAddress as Address;
 
     const flaggedPayer = await t.h().newPayer();
-    await flagOnOracle(t.chain(), flaggedPayer.address);
+    await flagOnOracle(svc.deps.db, t.chain(), flaggedPayer.address);
     const flaggedTx = (await t.h().pay("USDT", address, 10n * USDT, flaggedPayer)).transactionHash;
     const cleanTx = (await t.h().pay("USDT", address, 7n * USDT)).transactionHash;
 
@@ -597,7 +559,7 @@ describe("sanctions screening of vault deposits", () => {
     expect(sweeps[0].n).toBe(0);
     expect(await t.h().balanceOf("USDT", address)).toBe(17n * USDT);
     expect(await t.h().balanceOf("USDT", wallet)).toBe(0n);
-    expect(await t.holdsOf("deposit_id", flagged.id)).toEqual([
+    expect(await t.rows().holds("deposit_id", flagged.id)).toEqual([
       {
         subject: "vault_deposit",
         address: flaggedPayer.address.toLowerCase(),
@@ -626,7 +588,7 @@ describe("sanctions screening of vault deposits", () => {
       svc.clock.now,
     );
     expect(released).toMatchObject({ action: "release", depositId: flagged.id, status: "detected" });
-    expect(await t.actionsOf("deposit_id", flagged.id)).toEqual([
+    expect(await t.rows().actions("deposit_id", flagged.id)).toEqual([
       { action: "release", actor: "compliance-officer", reason: "cleared after review", subject_from: "held", subject_to: "detected" },
     ]);
     await t.until(
