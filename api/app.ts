@@ -4,6 +4,7 @@ import type { AppDeps } from "../core/deps.js";
 import { logger, type Logger } from "../core/log.js";
 import type { AppEnv } from "./context.js";
 import { onError, STATUS } from "./errors.js";
+import { idempotency } from "./middleware/idempotency.js";
 import { ipLimits } from "./middleware/ip-limits.js";
 import { agent } from "./routes/agent.js";
 import { clientIp, ipBucket, rateLimit, takeFor } from "./middleware/rate-limit.js";
@@ -11,6 +12,7 @@ import { observe } from "./middleware/observe.js";
 import { apiDocs } from "./openapi/docs-page.js";
 import { auth } from "./routes/auth.js";
 import { bridge } from "./routes/bridge.js";
+import { events } from "./routes/events.js";
 import { graphqlRoute } from "./routes/graphql.js";
 import { health } from "./routes/health.js";
 import { metricsRoute } from "./routes/metrics.js";
@@ -18,6 +20,7 @@ import { createDashboard } from "../web/dashboard/index.js";
 import { payPage } from "../web/pay/page.js";
 import { createPos } from "../web/pos/index.js";
 import { account, payments, paymentsV1 } from "./routes/payments.js";
+import { settings } from "./routes/settings.js";
 import { oracle, tokens } from "./routes/tokens.js";
 import { vaultConfig } from "./routes/vault-config.js";
 import { vaultUsers } from "./routes/vault-users.js";
@@ -34,6 +37,8 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   const api = new Hono<AppEnv>();
   // Per-address limits before any route looks up a key (api/middleware/ip-limits.ts).
   api.use(ipLimits);
+  // `Idempotency-Key` on API-key POSTs: claimed before the route runs, its final response replayed (README "Idempotency keys").
+  api.use(idempotency);
   api.route("/payments", payments);
   api.route("/v1/payments", paymentsV1);
   // Cross-chain payment from the payer page (public): /payments/:paymentId/bridge/*.
@@ -43,6 +48,10 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   api.route("/graphql", graphqlRoute);
   api.route("/v1/webhooks", webhooks);
   api.route("/v1/agent", agent);
+  // The event feed (README "Event feed"): every payment and Vault event, whatever the webhook configuration.
+  api.route("/v1/events", events);
+  // The merchant's own settings beyond the spec (README "Underpayment tolerance").
+  api.route("/v1/settings", settings);
   api.route("/auth", auth);
   // The Vault: configuration, tokens, webhooks and the public token list; users and deposits share the prefix.
   api.route("/vault/v1", vaultConfig);

@@ -2,6 +2,7 @@ import { GraphQLError } from "graphql";
 import type { Context, ErrorHandler, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
+import { matchedRoutes } from "hono/route";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DomainError, type ErrorKind } from "../core/errors.js";
 import { logger } from "../core/log.js";
@@ -70,10 +71,24 @@ const families = new WeakMap<Context, Family>();
  * (the spec's `Failed to create payment`, `Failed to fetch token price`, ...).
  */
 export const errorsAs = (shape: ErrorBody, internal = "Internal server error"): MiddlewareHandler<AppEnv> =>
-  createMiddleware<AppEnv>(async (c, next) => {
-    families.set(c, { shape, internal });
-    await next();
-  });
+  // Marked with its family, so middleware in front of the route can answer in the route's body (adoptRouteErrors).
+  Object.assign(
+    createMiddleware<AppEnv>(async (c, next) => {
+      families.set(c, { shape, internal });
+      await next();
+    }),
+    { errorFamily: { shape, internal } satisfies Family },
+  );
+
+/**
+ * For middleware that runs before the route's own (api/middleware/idempotency.ts): the error body of the route the
+ * request matched (its errorsAs, the last one as when they run), so an error thrown now reads like the route's.
+ */
+export function adoptRouteErrors(c: Context): void {
+  let found: Family | undefined;
+  for (const r of matchedRoutes(c)) found = (r.handler as { errorFamily?: Family }).errorFamily ?? found;
+  if (found && !families.has(c)) families.set(c, found);
+}
 
 /** A domain error as the route family's body and status. */
 export function domainErrorResponse(c: Context, e: DomainError) {

@@ -18,6 +18,8 @@ import { publicClients } from "../chains/clients.js";
 import { activeChains } from "../chains/runtime.js";
 import { cliListDeliveries, cliResendDelivery } from "./webhooks.js";
 import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease, SANCTIONS_USAGE } from "./sanctions.js";
+import { runSandbox, SANDBOX_COMMANDS, SANDBOX_USAGE, SandboxUsageError } from "./sandbox/index.js";
+import { cliTolerance, TOLERANCE_USAGE } from "./tolerance.js";
 import { listMerchantVaults, rebindVault, setVaultFee } from "../modules/vault/config-operator.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -25,6 +27,7 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   merchant create --name <name> [--email <e>] [--password <p>] [--type direct|member|partner] [--fee-bps <25-100>]
   merchant list
   merchant fee --merchant <merchantId> --type direct|member|partner [--fee-bps <25-100>]   (direct 1%, member 0%, partner 0.25-1%)
+${TOLERANCE_USAGE}
   agent create --merchant <merchantId> [--cap <markup cap bps>] [--share <platform fee share bps>]   (the account becomes an agent)
   agent attach --merchant <merchantId> --agent <agentId> [--replace]   (the merchant is referred by the agent)
   agent terms --agent <agentId> [--cap <bps>] [--share <bps>]
@@ -49,11 +52,14 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   vault fee --public-id <publicId> --fee-bps <0-100> [--recipient <address>|default]   (registers a business's Vault fee)
   vault rebind --public-id <publicId> --api-key-id <apiKeyId>   (after the vault's key was revoked or rolled)
 ${SANCTIONS_USAGE}
+${SANDBOX_USAGE}
 
 DATABASE_URL (and APP_SCHEMA) select the database; without it, the running local stack's database is used.`;
 
 async function main() {
   const [group, action, ...rest] = process.argv.slice(2);
+  // The integrator's sandbox (listen, trigger, resend: cli/sandbox) talks to the API, not to the database.
+  if (group && SANDBOX_COMMANDS.includes(group)) return runSandbox(process.argv.slice(2));
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -87,6 +93,8 @@ async function main() {
       reason: { type: "string" },
       operator: { type: "string" },
       all: { type: "boolean" },
+      bps: { type: "string" },
+      amount: { type: "string" },
     },
   });
   const url = process.env.DATABASE_URL ?? readStackInfo()?.databaseUrl;
@@ -132,6 +140,14 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
       return setMerchantType(db, need(s("merchant"), "merchant"), {
         type: need(s("type"), "type") as MerchantType,
         platformFeeBps: s("fee-bps") ? Number(s("fee-bps")) : undefined,
+      });
+    case "merchant tolerance":
+      return cliTolerance(db, stackChains(), {
+        merchantId: need(s("merchant"), "merchant"),
+        bps: s("bps"),
+        chain: s("chain"),
+        token: s("token"),
+        amount: s("amount"),
       });
     case "agent create": {
       const config = loadConfig(process.env);
@@ -264,7 +280,7 @@ function fail(msg: string): never {
 }
 
 main().catch((e) => {
-  if (e instanceof UsageError) fail(e.message);
+  if (e instanceof UsageError || e instanceof SandboxUsageError) fail(e.message);
   console.error(e instanceof Error ? e.message : e);
   process.exit(1);
 });

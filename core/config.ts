@@ -172,6 +172,8 @@ const schema = z.object({
    * another takes them. Above the 30 s delivery timeout, so a slow delivery is never sent twice at once.
    */
   WEBHOOK_LEASE_MS: z.coerce.number().int().min(40_000).default(180_000),
+  /** Days an event stays in the event feed (GET /v1/events) before the event-feed processor deletes it. */
+  EVENT_FEED_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Allow webhook URLs on loopback/private addresses (development and tests only). */
   WEBHOOK_ALLOW_PRIVATE: z
     .string()

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  bigint,
   bigserial,
   boolean,
   check,
@@ -22,23 +23,51 @@ import {
 const units = (name: string) => numeric(name, { precision: 78, scale: 0 });
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
-export const merchants = pgTable("merchants", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  name: text("name").notNull(),
-  email: text("email").unique(),
-  /** Dashboard password: argon2id PHC string (older rows: `scrypt$…`, replaced at login); null = no dashboard login. */
-  passwordHash: text("password_hash"),
-  /** `direct` (1%), `member` (0%, no promotion) or `partner` (custom 0.25-1%). */
-  merchantType: text("merchant_type").notNull().default("direct"),
-  platformFeeBps: integer("platform_fee_bps").notNull().default(100),
-  /** Completed transactions that used the free-fee promotion (max 30). */
-  promoUsed: integer("promo_used").notNull().default(0),
-  /** Dashboard warns when the Gas Tank holds less than this (USDT micro-units); null = no alert. */
-  gasTankAlertMicros: units("gas_tank_alert_micros"),
-  /** The agent that referred this merchant (agents.merchant_id; the foreign key is in migration 0018). */
-  agentId: uuid("agent_id"),
-  createdAt: ts("created_at").notNull().defaultNow(),
-});
+export const merchants = pgTable(
+  "merchants",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    name: text("name").notNull(),
+    email: text("email").unique(),
+    /** Dashboard password: argon2id PHC string (older rows: `scrypt$…`, replaced at login); null = no dashboard login. */
+    passwordHash: text("password_hash"),
+    /** `direct` (1%), `member` (0%, no promotion) or `partner` (custom 0.25-1%). */
+    merchantType: text("merchant_type").notNull().default("direct"),
+    platformFeeBps: integer("platform_fee_bps").notNull().default(100),
+    /** Completed transactions that used the free-fee promotion (max 30). */
+    promoUsed: integer("promo_used").notNull().default(0),
+    /** Dashboard warns when the Gas Tank holds less than this (USDT micro-units); null = no alert. */
+    gasTankAlertMicros: units("gas_tank_alert_micros"),
+    /** Underpayment tolerance in basis points of the amount due, 0..500 (README "Underpayment tolerance"; migration 0022). */
+    underpaymentToleranceBps: integer("underpayment_tolerance_bps").notNull().default(0),
+    /** The agent that referred this merchant (agents.merchant_id; the foreign key is in migration 0018). */
+    agentId: uuid("agent_id"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  () => [check("merchants_underpayment_tolerance_bps_range", sql`underpayment_tolerance_bps BETWEEN 0 AND 500`)],
+);
+
+/** A merchant's absolute underpayment tolerance per chain and token, smallest units (migration 0022). */
+export const underpaymentToleranceAmounts = pgTable(
+  "underpayment_tolerance_amounts",
+  {
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    chainId: integer("chain_id").notNull(),
+    /** Lowercase; the zero address for the native coin. */
+    tokenAddress: text("token_address").notNull(),
+    tokenSymbol: text("token_symbol").notNull(),
+    tokenDecimals: integer("token_decimals").notNull(),
+    units: units("units").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "underpayment_tolerance_amounts_pk", columns: [t.merchantId, t.chainId, t.tokenAddress] }),
+    check("underpayment_tolerance_amounts_address_lowercase", sql`token_address = lower(token_address)`),
+    check("underpayment_tolerance_amounts_units_positive", sql`units > 0`),
+  ],
+);
 
 /** Agents (docs/agents.md): a merchant account that refers others, with its markup, cap and platform-fee share. */
 export const agents = pgTable("agents", {
@@ -252,6 +281,10 @@ export const payments = pgTable(
     agentShareBps: integer("agent_share_bps").notNull().default(0),
     receivedUnits: units("received_units").notNull().default("0"),
     overpaymentUnits: units("overpayment_units").notNull().default("0"),
+    /** The shortfall this payment may arrive with and count as paid, fixed at creation (modules/payments/tolerance.ts). */
+    underpaymentToleranceUnits: units("underpayment_tolerance_units").notNull().default("0"),
+    /** Due minus received of a payment accepted short under its tolerance; 0 otherwise. */
+    underpaymentUnits: units("underpayment_units").notNull().default("0"),
     paymentTxHash: text("payment_tx_hash"),
     paymentBlockNumber: numeric("payment_block_number", { precision: 78, scale: 0 }),
     /** Newest block among the counted deposits: until it is final, a re-org may take them away (detect.ts). */
@@ -269,9 +302,21 @@ export const payments = pgTable(
     paidAt: ts("paid_at"),
     completedAt: ts("completed_at"),
     updatedAt: ts("updated_at").notNull().defaultNow(),
+    /** Created under an Idempotency-Key (migration 0021): the API key, the key, and the key's use (idempotency_keys.id). */
+    idempotencyApiKeyId: uuid("idempotency_api_key_id"),
+    idempotencyKey: text("idempotency_key"),
+    idempotencyKeyId: uuid("idempotency_key_id"),
   },
   (t) => [
     index("payments_merchant_created_idx").on(t.merchantId, t.createdAt.desc(), t.id.desc()),
+    // One payment per use of an Idempotency-Key: a retry that runs again finds the first attempt's (create.ts).
+    uniqueIndex("payments_idempotency_key_idx")
+      .on(t.merchantId, t.idempotencyApiKeyId, t.idempotencyKey, t.idempotencyKeyId)
+      .where(sql`idempotency_key IS NOT NULL`),
+    check(
+      "payments_idempotency_key_whole",
+      sql`(idempotency_key IS NULL) = (idempotency_api_key_id IS NULL) AND (idempotency_key IS NULL) = (idempotency_key_id IS NULL)`,
+    ),
     index("payments_status_idx").on(t.status),
     index("payments_order_idx").on(t.merchantId, t.orderId),
     uniqueIndex("payments_recipient_idx").on(t.chainId, t.recipientAddress),
@@ -477,6 +522,65 @@ export const webhookAttempts = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId)],
+);
+
+/**
+ * The event feed (GET /v1/events, modules/events; migration 0023): every payment and Vault event, written in the
+ * transaction of its state change whatever the webhook configuration, with the webhook's id and exact body. `seq` is
+ * the write order; `position`, counted per merchant and given to committed rows by the holder of the merchant's
+ * sequencing lock (modules/events/sequence.ts), the feed's order.
+ */
+export const eventFeed = pgTable(
+  "event_feed",
+  {
+    seq: bigserial("seq", { mode: "bigint" }).primaryKey(),
+    /** The `webhook-id` of the event's deliveries (their `webhook_deliveries.id`). */
+    id: uuid("id").notNull().unique().defaultRandom(),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    kind: text("kind").notNull(), // payment | vault
+    type: text("type").notNull(),
+    paymentId: uuid("payment_id"),
+    depositId: text("deposit_id"),
+    /** Vault events: seen only with the API key of this vault. */
+    vaultId: uuid("vault_id"),
+    /** The outbox's idempotency key: one event per key. */
+    dedupeKey: text("dedupe_key").notNull().unique(),
+    /** The webhook body, exactly as its deliveries send and sign it. */
+    body: text("body").notNull(),
+    /** Feed order within the merchant's feed; null until the event is sequenced (modules/events/sequence.ts). */
+    position: bigint("position", { mode: "bigint" }),
+    /** The event's time (the caller's clock): `createdAt`. */
+    createdAt: ts("created_at").notNull().defaultNow(),
+    /** When the row was written (database clock): retention counts from it. */
+    insertedAt: ts("inserted_at").notNull().defaultNow(),
+  },
+  (t) => [
+    check("event_feed_kind", sql`kind IN ('payment', 'vault')`),
+    check("event_feed_position_positive", sql`position > 0`),
+    uniqueIndex("event_feed_merchant_position_idx").on(t.merchantId, t.position),
+    index("event_feed_unsequenced_idx")
+      .on(t.merchantId, t.seq)
+      .where(sql`position IS NULL`),
+    index("event_feed_inserted_idx")
+      .on(t.insertedAt)
+      .where(sql`position IS NOT NULL`),
+  ],
+);
+
+/** The last position given in each merchant's feed; kept when events are purged (positions are never reused). */
+export const eventFeedHeads = pgTable(
+  "event_feed_heads",
+  {
+    merchantId: uuid("merchant_id")
+      .primaryKey()
+      .references(() => merchants.id),
+    position: bigint("position", { mode: "bigint" })
+      .notNull()
+      .default(sql`0`),
+  },
+  () => [check("event_feed_heads_position_nonnegative", sql`position >= 0`)],
 );
 
 /** Key/value state of processors (last scanned block per chain, etc.). */
@@ -1011,5 +1115,52 @@ export const sanctionsScreenings = pgTable(
     check("sanctions_screenings_subject", sql`subject IN ('payment', 'recovery')`),
     check("sanctions_screenings_kind", sql`kind IN ('unavailable', 'unidentified')`),
     index("sanctions_screenings_payment_idx").on(t.paymentId),
+  ],
+);
+
+/**
+ * Idempotency keys (README "Idempotency keys", modules/idempotency; migration 0021): the first final response to a POST
+ * with an `Idempotency-Key` header (or a GraphQL mutation's `idempotencyKey`), per API key and key, for 24 hours.
+ * `processing` while the request runs (`claim_id` names it, `locked_at` its last sign of life on the database's clock;
+ * -infinity once it gave up with a 5xx), `done` with the response after. `id` is one use of the key.
+ */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    /** This use of the key: kept while the key lives, a new one once it expired and is used again. */
+    id: uuid("id").notNull().unique("idempotency_keys_id_unique"),
+    merchantId: uuid("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    apiKeyId: uuid("api_key_id")
+      .notNull()
+      .references(() => apiKeys.id),
+    key: text("key").notNull(),
+    /** `POST` and the path under /api, or `GRAPHQL` and the mutation's field name. */
+    method: text("method").notNull(),
+    path: text("path").notNull(),
+    /** SHA-256 (hex) of the canonical request body or arguments. */
+    requestHash: text("request_hash").notNull(),
+    state: text("state").notNull().default("processing"), // processing | done
+    claimId: uuid("claim_id").notNull(),
+    responseStatus: integer("response_status"),
+    /** The response as sent, sealed with SECRET_KEY (modules/webhooks/sealed.ts): a replay is byte for byte the same. */
+    responseBody: text("response_body"),
+    /** The response's own headers, `[name, value]` pairs (content type, rate limit, ...). */
+    responseHeaders: jsonb("response_headers").$type<[string, string][]>(),
+    lockedAt: ts("locked_at").notNull(),
+    createdAt: ts("created_at").notNull(),
+    completedAt: ts("completed_at"),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "idempotency_keys_pk", columns: [t.merchantId, t.apiKeyId, t.key] }),
+    check("idempotency_keys_state", sql`state IN ('processing', 'done')`),
+    check(
+      "idempotency_keys_done_response",
+      sql`state = 'processing' OR (response_status IS NOT NULL AND response_body IS NOT NULL AND response_headers IS NOT NULL)`,
+    ),
+    check("idempotency_keys_key_length", sql`length(key) BETWEEN 1 AND 255`),
+    index("idempotency_keys_expires_idx").on(t.expiresAt),
   ],
 );

@@ -1,6 +1,7 @@
 import { agentPayouts } from "./agent-payouts.js";
 import { bridgeOrders } from "./bridge-orders.js";
 import { detector } from "./detector.js";
+import { eventFeed } from "./event-feed.js";
 import { expiry } from "./expiry.js";
 import { gasTankCredits } from "./gas-tank.js";
 import type { Processor } from "./runner.js";
@@ -23,5 +24,6 @@ export function allProcessors(): Processor[] {
     vaultSweeper(),
     bridgeOrders(),
     agentPayouts(),
+    eventFeed(),
   ];
 }

@@ -14,6 +14,7 @@ import { getVault } from "../../modules/vault/config.js";
 import { listVaultDeposits } from "../../modules/vault/deposits.js";
 import { getVaultUser } from "../../modules/vault/users.js";
 import { toGraphqlError } from "../errors.js";
+import { idempotentField } from "./idempotency.js";
 import { countCall } from "./limits.js";
 
 /** Per request: the deps, who is asking (one caller, so its key is looked up once), and from where. */
@@ -44,6 +45,9 @@ const field =
       throw toGraphqlError(new Failed(internal));
     }
   };
+
+/** A mutation's optional `idempotencyKey` argument. */
+type Keyed = { idempotencyKey?: string | null };
 
 const LIST_ARGS = ["limit", "cursor", "status", "createdAfter", "createdBefore", "orderId"] as const;
 type ListArgs = Partial<Record<(typeof LIST_ARGS)[number], string | number | null>>;
@@ -97,21 +101,30 @@ export const rootValue = {
     });
   }),
 
+  // Mutations take `idempotencyKey` (api/graphql/idempotency.ts), after the rate limit as REST's header.
+
   /** POST /payments (100 calls a minute per key): the body's checks, then the key, then creation. */
-  createPayment: field(async (args: { input: Record<string, unknown> }, ctx) => {
+  createPayment: field(async (args: { input: Record<string, unknown> } & Keyed, ctx) => {
     await countCall(ctx.deps, "createPayment", ctx);
-    return createPayment(ctx.deps, ctx.caller, { ...args.input });
+    // The key's use goes on the payment: a retry after a crash finds it (modules/payments/create.ts).
+    return idempotentField(ctx, "createPayment", args, (use) =>
+      createPayment(ctx.deps, ctx.caller, { ...args.input }, { idempotency: use }),
+    );
   }, "Failed to create payment"),
 
   /** POST /v1/payments/{paymentId}/withdraw. */
-  withdrawPayment: field(async (args: { paymentId: string }, ctx) => withdrawPayment(ctx.deps, ctx.caller, args.paymentId)),
+  withdrawPayment: field(async (args: { paymentId: string } & Keyed, ctx) =>
+    idempotentField(ctx, "withdrawPayment", args, () => withdrawPayment(ctx.deps, ctx.caller, args.paymentId)),
+  ),
 
   /** POST /v1/payments/{paymentId}/cancel. */
-  cancelPayment: field(async (args: { paymentId: string }, ctx) => cancelPayment(ctx.deps, ctx.caller, args.paymentId)),
+  cancelPayment: field(async (args: { paymentId: string } & Keyed, ctx) =>
+    idempotentField(ctx, "cancelPayment", args, () => cancelPayment(ctx.deps, ctx.caller, args.paymentId)),
+  ),
 
   /** POST /v1/payments/{paymentId}/recover (body `{token}`). */
-  recoverFunds: field(async (args: { paymentId: string; token: string }, ctx) => {
+  recoverFunds: field(async (args: { paymentId: string; token: string } & Keyed, ctx) => {
     await countCall(ctx.deps, "recoverFunds", ctx);
-    return recoverFunds(ctx.deps, ctx.caller, args.paymentId, { token: args.token });
+    return idempotentField(ctx, "recoverFunds", args, () => recoverFunds(ctx.deps, ctx.caller, args.paymentId, { token: args.token }));
   }),
 };

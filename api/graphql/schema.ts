@@ -1,5 +1,9 @@
 import { buildSchema } from "graphql";
 
+/** Every mutation's optional key (api/graphql/idempotency.ts). */
+const KEY_ARG = `"REST's Idempotency-Key (README, Idempotency keys): a call with the same key and arguments gets the first outcome."
+    idempotencyKey: String`;
+
 /**
  * The merchant GraphQL API (served at `/api/graphql`, see api/routes/graphql.ts and docs/graphql.md).
  * Field names and JSON output are those of the REST API: a `Payment` is exactly an item of
@@ -65,20 +69,20 @@ export const SDL = /* GraphQL */ `
     """
     POST /payments: a payment link. Same checks, order and messages as REST.
     """
-    createPayment(input: CreatePaymentInput!): CreatedPayment
+    createPayment(input: CreatePaymentInput!, ${KEY_ARG}): CreatedPayment
     """
     POST /v1/payments/{paymentId}/withdraw: manual withdraw of a partial payment.
     """
-    withdrawPayment(paymentId: String!): WithdrawResult
+    withdrawPayment(paymentId: String!, ${KEY_ARG}): WithdrawResult
     """
     POST /v1/payments/{paymentId}/cancel: a pending payment that received nothing becomes cancelled (final).
     """
-    cancelPayment(paymentId: String!): CancelResult
+    cancelPayment(paymentId: String!, ${KEY_ARG}): CancelResult
     """
     POST /v1/payments/{paymentId}/recover: sweeps unexpected funds of one token (the zero address: the
     native coin) from the payment's address to its committed payout, with no fee.
     """
-    recoverFunds(paymentId: String!, token: String!): FundRecovery
+    recoverFunds(paymentId: String!, token: String!, ${KEY_ARG}): FundRecovery
   }
 
   """

@@ -60,6 +60,16 @@ function readIncoming(c: Context, incoming: IncomingMessage, max: number, tooLar
   });
 }
 
+// Bodies read before the route (api/middleware/idempotency.ts hashes them), by request context: the route reads the same bytes.
+const readAhead = new WeakMap<Context, Promise<Uint8Array>>();
+
+/** The request's body bytes, at most MAX_BODY_BYTES (413 above); read once per request, whoever asks first. */
+export function rawBody(c: Context): Promise<Uint8Array> {
+  let bytes = readAhead.get(c);
+  if (!bytes) readAhead.set(c, (bytes = readCapped(c, MAX_BODY_BYTES)));
+  return bytes;
+}
+
 /** Why a parsed JSON value may not go on (too deep, or a NUL in a key or a string), or null. Iterative: depth cannot overflow the stack. */
 export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): string | null {
   const stack: [unknown, number][] = [[value, 1]];
@@ -97,7 +107,7 @@ export async function jsonBody(c: Context, opts: JsonBodyOptions = {}): Promise<
   const check = opts.contentType ?? "body";
   const isJson = () => /^application\/json\b/i.test(c.req.header("content-type") ?? "");
   if (check === "always" && !isJson()) throw new UnsupportedMedia("Content-Type must be application/json");
-  const bytes = await readCapped(c, MAX_BODY_BYTES);
+  const bytes = await rawBody(c);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

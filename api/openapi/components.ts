@@ -1,7 +1,9 @@
 import { agentWithdrawalBody, updateAgentBody } from "../../modules/agents/bodies.js";
 import type { z } from "zod";
 import { bridgeOrderBody, bridgeQuoteQuery } from "../../modules/bridge/orders.js";
+import { eventsQuery } from "../../modules/events/feed.js";
 import { loginForm } from "../../modules/merchants/sessions.js";
+import { underpaymentToleranceBody } from "../../modules/merchants/underpayment-tolerance.js";
 import { listPaymentsQuery } from "../../modules/payments/list.js";
 import { recoverFundsBody } from "../../modules/payments/recover.js";
 import { createPaymentBody } from "../../modules/payments/validate-create.js";
@@ -18,7 +20,9 @@ import { putVaultWebhookBody } from "../../modules/webhooks/vault-config.js";
 import * as agents from "./schemas-agents.js";
 import * as bridge from "./schemas-bridge.js";
 import * as common from "./schemas-common.js";
+import * as events from "./schemas-events.js";
 import * as pay from "./schemas-payments.js";
+import * as settings from "./schemas-settings.js";
 import * as hooks from "./schemas-webhooks.js";
 import * as vault from "./schemas-vault.js";
 
@@ -130,6 +134,14 @@ export const ROUTE_SCHEMAS = {
     validator: "modules/webhooks/config.ts regenerateSecretBody",
     notes: { action: "Other fields are ignored" },
   },
+  EventsQuery: {
+    schema: eventsQuery,
+    validator: "modules/events/feed.ts eventsQuery",
+    notes: {
+      limit: "Page size, an integer from 1 to 100 (default 100)",
+      after: "Opaque: the `nextCursor` of the previous page (from the oldest event kept when omitted), or `now`: the end of the feed",
+    },
+  },
   DeliveriesQuery: {
     schema: deliveriesQuery,
     validator: "modules/webhooks/deliveries.ts deliveriesQuery",
@@ -225,6 +237,15 @@ export const ROUTE_SCHEMAS = {
       balance: "`token` (default): what was earned in `token` on `chainId`; `usd`: the USD balance (Gas Tank payments' fees)",
     },
   },
+  UnderpaymentToleranceRequest: {
+    schema: underpaymentToleranceBody,
+    validator: "modules/merchants/underpayment-tolerance.ts underpaymentToleranceBody",
+    notes: {
+      bps: "Required: whole basis points of the amount due, 0 to 500 (5 %); the share is rounded down to the smallest unit",
+      amounts:
+        "Absolute tolerances, at most one per chain and token (`chainId` string, `token` of the chain's registry, `amount` a positive decimal in that token); omitted: none",
+    },
+  },
 } satisfies Record<string, RouteSchema>;
 
 /** Each route schema under its component name. */
@@ -278,6 +299,9 @@ export const COMPONENTS = {
   DeliveryPageResult: pay.withResult(hooks.DeliveryPage),
   DeliveryDetailResult: pay.withResult(hooks.DeliveryDetail),
 
+  FeedEvent: events.FeedEvent,
+  EventPage: events.EventPage,
+
   VaultConfiguration: vault.VaultConfiguration,
   VaultConfigurationResult: vault.withVault(vault.VaultConfiguration),
   VaultWebhook: vault.VaultWebhook,
@@ -297,6 +321,8 @@ export const COMPONENTS = {
   ReferredMerchantList: agents.ReferredMerchantList,
   AgentWithdrawal: agents.AgentWithdrawal,
   AgentWithdrawalList: agents.AgentWithdrawalList,
+
+  UnderpaymentTolerance: settings.UnderpaymentTolerance,
 
   LoginResponse: common.LoginResponse,
   LogoutResponse: common.LogoutResponse,

@@ -1,10 +1,13 @@
 import { z } from "zod";
 import { errorBody, type ErrorBody } from "../errors.js";
 import { COMPONENTS, routeSchema, routeSchemaOf } from "./components.js";
+import { IDEMPOTENCY_FAILURES, IDEMPOTENCY_PARAMETER, takesIdempotencyKey } from "./idempotency.js";
 import type { Auth, Failure, Operation } from "./operation.js";
 import { AGENT_OPERATIONS } from "./routes-agents.js";
+import { EVENT_OPERATIONS } from "./routes-events.js";
 import { OTHER_OPERATIONS } from "./routes-other.js";
 import { PAYMENT_OPERATIONS } from "./routes-payments.js";
+import { SETTINGS_OPERATIONS } from "./routes-settings.js";
 import { VAULT_OPERATIONS } from "./routes-vault.js";
 import { WEBHOOK_OPERATIONS } from "./routes-webhooks.js";
 
@@ -16,8 +19,10 @@ import { WEBHOOK_OPERATIONS } from "./routes-webhooks.js";
 export const OPERATIONS: readonly Operation[] = [
   ...PAYMENT_OPERATIONS,
   ...WEBHOOK_OPERATIONS,
+  ...EVENT_OPERATIONS,
   ...VAULT_OPERATIONS,
   ...AGENT_OPERATIONS,
+  ...SETTINGS_OPERATIONS,
   ...OTHER_OPERATIONS,
 ];
 
@@ -149,7 +154,8 @@ const slug = (s: string) =>
 /** The documented failures as responses: one per status, with the family's body schema and one example per message. */
 function errorResponses(op: Operation): Record<string, Json> {
   const byStatus = new Map<number, Failure[]>();
-  const failures = op.atRoot || op.ipLimited === false ? op.errors.list : [...op.errors.list, FLOOD_GUARD];
+  const guarded = op.atRoot || op.ipLimited === false ? op.errors.list : [...op.errors.list, FLOOD_GUARD];
+  const failures = takesIdempotencyKey(op) ? [...guarded, ...IDEMPOTENCY_FAILURES] : guarded;
   for (const f of failures) byStatus.set(f.status, [...(byStatus.get(f.status) ?? []), f]);
   const out: Record<string, Json> = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
@@ -194,6 +200,7 @@ function operationObject(op: Operation): Json {
       ...(p.example ? { example: p.example } : {}),
     })),
     ...(op.query ? queryParameters(op.query) : []),
+    ...(takesIdempotencyKey(op) ? [IDEMPOTENCY_PARAMETER] : []),
   ];
   const responses: Record<string, Json> = {};
   for (const r of op.responses) {

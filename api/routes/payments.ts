@@ -11,6 +11,7 @@ import { verifyPayment } from "../../modules/payments/verify.js";
 import { withdrawPayment } from "../../modules/payments/withdraw.js";
 import { errorsAs } from "../errors.js";
 import { keyCaller, requireApiKey } from "../middleware/api-key.js";
+import { idempotencyUseOf } from "../middleware/idempotency.js";
 import { jsonBody, queryOf } from "../middleware/input.js";
 import { rateLimit } from "../middleware/rate-limit.js";
 import type { AppEnv } from "../context.js";
@@ -19,7 +20,8 @@ import type { AppEnv } from "../context.js";
 export const payments = new Hono<AppEnv>()
   .post("/", rateLimit("payments.create", { first: true }), errorsAs("plain", "Failed to create payment"), async (c) => {
     const body = await jsonBody(c, { invalid: "Invalid form data", contentType: "never" });
-    const { url } = await createPayment(c.var.deps, keyCaller(c), body);
+    // Under an Idempotency-Key, its use goes on the payment: a retry after a crash finds it (README "Idempotency keys").
+    const { url } = await createPayment(c.var.deps, keyCaller(c), body, { idempotency: idempotencyUseOf(c) });
     return c.json({ url });
   })
   .get("/verify", errorsAs("verify"), async (c) => {

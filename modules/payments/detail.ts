@@ -6,6 +6,7 @@ import { bridgeRefOf } from "../bridge/refs.js";
 import { indexedBlocks } from "./confirmations.js";
 import { cancelRefusal } from "./cancel.js";
 import { fmt, paymentListItem, terminalOf } from "./serialize.js";
+import { isPartialPayment } from "./tolerance.js";
 import { unexpectedFundsOf } from "./unexpected-funds.js";
 import { merchantPayment } from "./merchant-payment.js";
 import { redirectHash, redirectTarget } from "./verify-hash.js";
@@ -34,6 +35,8 @@ export type PaymentDetail = {
   /** What the payer must send (the amount, plus fees in payer-covers-fee mode). */
   dueAmount: string;
   overpayment: string;
+  /** The shortfall of a payment accepted under the merchant's underpayment tolerance ("0" when none). */
+  underpayment: string;
   withdrawnAmount: string | null;
   failureReason: string | null;
   priceUsd: string | null;
@@ -136,6 +139,7 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
     payment,
     dueAmount: fmt(p.due_units, p.token_decimals),
     overpayment: fmt(p.overpayment_units, p.token_decimals),
+    underpayment: fmt(p.underpayment_units, p.token_decimals),
     withdrawnAmount: p.withdrawn_units === null ? null : fmt(p.withdrawn_units, p.token_decimals),
     failureReason: p.failure_reason,
     priceUsd: p.price_usd,
@@ -145,7 +149,8 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
     transactions,
     redirect: { url, hash: redirectHash(deps.config.HASH_SECRET, p) },
     deliveries: deliveries.deliveries,
-    canWithdraw: WITHDRAWABLE.includes(p.status) && received > 0n && received < BigInt(p.due_units),
+    // The rule of withdraw.ts: a payment received within its underpayment tolerance is not partial (tolerance.ts).
+    canWithdraw: WITHDRAWABLE.includes(p.status) && isPartialPayment(received, BigInt(p.due_units), BigInt(p.underpayment_tolerance_units)),
     canCancel: cancelBlocked === null,
   };
 }

@@ -9,11 +9,17 @@ import { nativeBalances, walletBalances } from "./balances.js";
 import { confirmationsOf } from "./confirmations.js";
 import { reopenAfterReorg, unconfirmAfterReorg } from "./reorg.js";
 import { transition } from "./state-machine.js";
+import { paidThreshold, shortfallUnits } from "./tolerance.js";
 
 type Seen = {
   id: string;
   status: string;
   due: bigint;
+  /**
+   * What counts as the full amount: `due` less the payment's underpayment tolerance (tolerance.ts; `due` without one).
+   * Every "received in full" below compares with it; over- and underpayment are measured from `due`.
+   */
+  full: bigint;
   /** What the row holds (`received_units`): the counted amount. */
   previous: bigint;
   /** Counted: the deposits at least `blockConfirmations` deep (native: the balance at the confirmation block). */
@@ -55,6 +61,7 @@ const OPEN_COLUMNS = {
   id: payments.id,
   status: payments.status,
   dueUnits: payments.dueUnits,
+  underpaymentToleranceUnits: payments.underpaymentToleranceUnits,
   receivedUnits: payments.receivedUnits,
   recipientAddress: payments.recipientAddress,
   tokenAddress: payments.tokenAddress,
@@ -154,6 +161,7 @@ async function tokenDeposits(
     id: r.id,
     status: r.status,
     due: BigInt(r.dueUnits),
+    full: paidThreshold(BigInt(r.dueUnits), BigInt(r.underpaymentToleranceUnits)),
     previous: BigInt(r.receivedUnits),
     received: BigInt(r.received),
     indexed: BigInt(r.indexed),
@@ -199,7 +207,7 @@ async function fullAmountBlocks(deps: AppDeps, chain: ActiveChain, latest: bigin
     for (const r of rows) {
       if (r.to !== s.wallet.toLowerCase() || r.token !== s.token.toLowerCase()) continue;
       sum += r.amount;
-      if (sum >= s.due) {
+      if (sum >= s.full) {
         s.fullBlock = r.block.toString();
         break;
       }
@@ -261,6 +269,7 @@ async function nativeDeposits(deps: AppDeps, chain: ActiveChain, latest: bigint)
         id: r.id,
         status: r.status,
         due: BigInt(r.dueUnits),
+        full: paidThreshold(BigInt(r.dueUnits), BigInt(r.underpaymentToleranceUnits)),
         previous: BigInt(r.receivedUnits),
         received,
         indexed,
@@ -304,7 +313,9 @@ async function confirmedNativeBalances(
 
 /**
  * Sums the deposits to each open payment's address and moves it along (every move through `transition()`,
- * so a pass repeated, or run by two replicas at once, changes nothing twice):
+ * so a pass repeated, or run by two replicas at once, changes nothing twice). "The due amount" is the amount due less
+ * the payment's underpayment tolerance (`full`, tolerance.ts; the amount due itself without one): a payment paid short
+ * within it is paid with its shortfall recorded (`underpayment_units`), and settles what arrived:
  * - counted (at least `blockConfirmations` deep) reaches the due amount, and the node agrees (backedOnChain):
  *   `pending | expired | waiting_for_confirmation -> paid`;
  * - seen (indexed, however shallow) reaches it but counted does not, with more than 1 confirmation required,
@@ -342,8 +353,8 @@ export async function detectPayments(
   if (chain.native) add(await nativeDeposits(deps, chain, latest));
   const seen = [...found.values()];
 
-  const paid = (s: Seen) => s.received >= s.due && (s.status === WAITING || s.received > s.previous);
-  const confirming = (s: Seen) => s.received < s.due && s.indexed >= s.due && s.confirmations > 1;
+  const paid = (s: Seen) => s.received >= s.full && (s.status === WAITING || s.received > s.previous);
+  const confirming = (s: Seen) => s.received < s.full && s.indexed >= s.full && s.confirmations > 1;
   await fullAmountBlocks(
     deps,
     chain,
@@ -354,30 +365,31 @@ export async function detectPayments(
   const canonical = await backedOnChain(deps, chain, seen.filter(paid));
   // The node's head, for a payment about to wait for its confirmations (the indexer's rows are on the chain) and
   // for a waiting one whose seen sum fell (a re-org, or only the indexer rolling back for a moment).
-  const toCheck = seen.filter((s) => (s.status !== WAITING && confirming(s)) || (s.status === WAITING && s.indexed < s.due));
+  const toCheck = seen.filter((s) => (s.status !== WAITING && confirming(s)) || (s.status === WAITING && s.indexed < s.full));
   const head = await walletBalances(
     deps,
     chain,
     toCheck.map((s) => ({ address: s.wallet, token: s.token })),
   );
-  const heldAtHead = new Map(toCheck.map((s, i) => [s.id, head[i]! >= s.due]));
+  const heldAtHead = new Map(toCheck.map((s, i) => [s.id, head[i]! >= s.full]));
 
   let changed = 0;
   for (const s of seen) {
-    if (s.received >= s.due) {
+    if (s.received >= s.full) {
       if (!paid(s) || !canonical.has(s.id)) continue; // the indexer's view is ahead of (or beside) the chain: next pass
       await withTransaction(deps.db, async (client) => {
         const now = deps.now();
         const done = await transition(client, s.id, {
           from: ["pending", "expired", WAITING],
           to: "paid",
-          reason: "payment received in full",
+          reason: s.received >= s.due ? "payment received in full" : "payment received within the underpayment tolerance",
           set: {
             received_units: s.received.toString(),
             payment_tx_hash: s.txHash,
             payment_block_number: s.block,
             received_block_number: s.lastBlock,
-            overpayment_units: (s.received - s.due).toString(),
+            overpayment_units: (s.received > s.due ? s.received - s.due : 0n).toString(),
+            underpayment_units: shortfallUnits(s.received, s.due).toString(),
             paid_at: new Date(now),
           },
           now,
@@ -394,7 +406,7 @@ export async function detectPayments(
     if (s.status === WAITING) {
       // Still seen in full (its block not known yet), or short while the node still holds the funds: the indexer
       // is catching up. Short, and the node agrees: the deposit left the canonical chain.
-      if (s.indexed >= s.due || heldAtHead.get(s.id) !== false) continue;
+      if (s.indexed >= s.full || heldAtHead.get(s.id) !== false) continue;
       const reason = `the full amount left the canonical chain before ${s.confirmations} confirmations`;
       await withTransaction(deps.db, async (client) => {
         const moved = await unconfirmAfterReorg(client, s.id, {
@@ -453,7 +465,7 @@ async function waitForConfirmations(deps: AppDeps, s: Seen, latest: bigint): Pro
         from: ["pending", "expired"],
         to: WAITING,
         reason: `full amount seen, ${n} of ${s.confirmations} confirmations`,
-        set: { ...set, overpayment_units: "0" },
+        set: { ...set, overpayment_units: "0", underpayment_units: "0" },
         now,
       });
       return done ? 1 : 0;
@@ -483,7 +495,7 @@ async function backedOnChain(deps: AppDeps, chain: ActiveChain, seen: Seen[]): P
     chain,
     seen.map((s) => ({ address: s.wallet, token: s.token })),
   );
-  const held = seen.filter((s, i) => atHead[i]! >= s.due);
+  const held = seen.filter((s, i) => atHead[i]! >= s.full);
   for (const s of held) if (s.token === zeroAddress) ok.add(s.id);
   const byBlock = groupBy(
     held.filter((s) => s.token !== zeroAddress),
@@ -496,7 +508,7 @@ async function backedOnChain(deps: AppDeps, chain: ActiveChain, seen: Seen[]): P
       group.map((s) => ({ address: s.wallet, token: s.token })),
       at,
     );
-    for (const [i, s] of group.entries()) if (balances[i]! >= s.due) ok.add(s.id);
+    for (const [i, s] of group.entries()) if (balances[i]! >= s.full) ok.add(s.id);
   }
   return ok;
 }
@@ -559,8 +571,8 @@ export async function detectLostDeposits(deps: AppDeps, chain: ActiveChain, inde
     if (head[i]! >= previous) continue; // the funds are there: the indexer is catching up, not a re-org
     await withTransaction(deps.db, async (client) => {
       const now = deps.now();
-      const due = BigInt(r.dueUnits);
-      if ((r.status === "paid" || r.status === "awaiting_gas") && r.now < due) {
+      const full = paidThreshold(BigInt(r.dueUnits), BigInt(r.underpaymentToleranceUnits));
+      if ((r.status === "paid" || r.status === "awaiting_gas") && r.now < full) {
         const reason = "a counted deposit left the canonical chain";
         if (
           await reopenAfterReorg(client, r.id, {
@@ -577,6 +589,7 @@ export async function detectLostDeposits(deps: AppDeps, chain: ActiveChain, inde
       }
       const { rowCount } = await client.query(
         `UPDATE payments SET received_units = $2, overpayment_units = GREATEST($2::numeric - due_units, 0),
+                underpayment_units = CASE WHEN status IN ('paid', 'awaiting_gas') THEN GREATEST(due_units - $2::numeric, 0) ELSE 0 END,
                 payment_tx_hash = $3, payment_block_number = $4, received_block_number = $5, updated_at = now()
           WHERE id = $1 AND status = $6 AND received_units = $7`,
         [

@@ -102,7 +102,9 @@ export function toPublicView(p: PaymentRow, secret: string, now: number, indexed
   const due = BigInt(p.due_units);
   const received = BigInt(p.received_units);
   const waiting = p.status === "waiting_for_confirmation";
-  const remaining = received >= due || waiting ? 0n : due - received;
+  // A payment accepted short under the merchant's underpayment tolerance (paid, or further on) asks for nothing more.
+  const accepted = ["processing", "completed"].includes(payerStage(p.status));
+  const remaining = received >= due || waiting || accepted ? 0n : due - received;
   const expiresAt = p.expires_at.getTime();
   // The expiry job runs every minute: between expiresAt and that run the link is already closed to the payer.
   const stage = p.status === "pending" && expiresAt <= now && received === 0n ? "expired" : payerStage(p.status);

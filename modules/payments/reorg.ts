@@ -40,6 +40,7 @@ export async function reopenAfterReorg(
     set: {
       received_units: input.received.toString(),
       overpayment_units: "0",
+      underpayment_units: "0",
       payment_tx_hash: input.received > 0n ? input.txHash : null,
       payment_block_number: input.received > 0n ? input.receivedBlock : null,
       received_block_number: input.received > 0n ? input.receivedBlock : null,
@@ -84,6 +85,7 @@ export async function unconfirmAfterReorg(
     set: {
       received_units: input.received.toString(),
       overpayment_units: "0",
+      underpayment_units: "0",
       payment_tx_hash: some ? input.txHash : null,
       payment_block_number: some ? input.block : null,
       received_block_number: some ? input.lastBlock : null,

@@ -33,6 +33,10 @@ export type PaymentRow = {
   agent_share_bps: number;
   received_units: string;
   overpayment_units: string;
+  /** The shortfall this payment may arrive with and count as paid, fixed at creation (tolerance.ts). */
+  underpayment_tolerance_units: string;
+  /** Due minus received of a payment accepted short under its tolerance; "0" otherwise. */
+  underpayment_units: string;
   payment_tx_hash: string | null;
   payment_block_number: string | null;
   received_block_number: string | null;

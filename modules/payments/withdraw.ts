@@ -7,6 +7,7 @@ import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { merchantPayment } from "./merchant-payment.js";
 import { fmt } from "./serialize.js";
 import { transition } from "./state-machine.js";
+import { isPartialPayment } from "./tolerance.js";
 
 /** `status` is the payment's stored status after the request, as GET /v1/payments shows it. */
 export type Withdrawal = { paymentId: string; status: "withdraw_request"; receivedAmount: string };
@@ -25,7 +26,8 @@ export async function withdrawPayment(deps: Pick<AppDeps, "db" | "now">, caller:
 }
 
 /**
- * Manual withdraw of a partial payment (pending or expired, something received, less than due):
+ * Manual withdraw of a partial payment (pending or expired, something received, less than due less the payment's
+ * underpayment tolerance: tolerance.ts isPartialPayment; one received within it is paid, or about to be, and settles):
  * `-> withdraw_request`, recorded whatever the chain, the settler or its wallet are doing. The settler takes the
  * request when it next runs (modules/settlement/send.ts): `withdraw_request -> withdrawing` in the transaction that
  * stores the signed sweep, which pays the wallet to the merchant with no fee; `payment.withdrawn` (with
@@ -36,7 +38,10 @@ async function requestWithdraw(db: Db, merchantId: string, paymentId: string, no
   return withTransaction(db, async (client) => {
     const p = await merchantPayment(client, merchantId, paymentId, { forUpdate: true });
     const received = BigInt(p.received_units);
-    if (!["pending", "expired"].includes(p.status) || received === 0n || received >= BigInt(p.due_units))
+    if (
+      !["pending", "expired"].includes(p.status) ||
+      !isPartialPayment(received, BigInt(p.due_units), BigInt(p.underpayment_tolerance_units))
+    )
       throw new Conflict("Payment has no partial payment to withdraw");
     await assertNoBridgeOrderInFlight(client, paymentId);
     await transition(client, paymentId, {

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { recordEvent } from "../events/record.js";
 import { isPaymentEvent, isVaultEvent, vaultSubscribed, type PaymentEventName } from "./events.js";
 import { maxAttemptsFor } from "./retry-policy.js";
 
@@ -8,6 +9,8 @@ export type VaultWebhookEvent = "deposit.completed" | "deposit.failed";
 // The outbox: an event is a row of `webhook_deliveries` written by the caller's own transaction, so it
 // exists if and only if the state change that caused it committed. The dispatcher
 // (processors/webhook-dispatcher.ts) delivers it later, at least once.
+// Every payment and Vault event is also written to the event feed (modules/events/record.ts), subscribed or not;
+// its delivery takes the feed row's id (the `webhook-id`) and body, so both name and describe the event alike.
 
 type Insert = {
   merchantId: string;
@@ -20,16 +23,19 @@ type Insert = {
   payload: Record<string, unknown>;
   /** Event time (Unix ms, the caller's clock): the row's creation time and its first attempt's due time. */
   at: number | null;
+  /** The event feed's id and body of the event (recordEvent); absent: a new id, and the payload serialized here. */
+  feed?: { id: string; body: string };
 };
 
 /** Writes one outbox row (no subscription check; enqueue* and test-event.ts check first). False on a repeated dedupeKey. */
 export async function insertDelivery(client: pg.PoolClient, d: Insert): Promise<boolean> {
   // The body is serialized once: every attempt sends (and signs) these exact bytes.
-  const body = JSON.stringify(d.payload);
+  const body = d.feed?.body ?? JSON.stringify(d.payload);
   const { rowCount } = await client.query(
     `INSERT INTO webhook_deliveries
-       (merchant_id, kind, event, payment_id, deposit_id, vault_id, dedupe_key, payload, body, max_attempts, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $11, $6, $7::jsonb, $8, $9, COALESCE($10::timestamptz, now()), COALESCE($10::timestamptz, now()))
+       (id, merchant_id, kind, event, payment_id, deposit_id, vault_id, dedupe_key, payload, body, max_attempts, next_attempt_at, created_at)
+     VALUES (COALESCE($12::uuid, gen_random_uuid()), $1, $2, $3, $4, $5, $11, $6, $7::jsonb, $8, $9,
+             COALESCE($10::timestamptz, now()), COALESCE($10::timestamptz, now()))
      ON CONFLICT (dedupe_key) DO NOTHING`,
     [
       d.merchantId,
@@ -43,6 +49,7 @@ export async function insertDelivery(client: pg.PoolClient, d: Insert): Promise<
       maxAttemptsFor(d.event),
       d.at === null ? null : new Date(d.at),
       d.vaultId,
+      d.feed?.id ?? null,
     ],
   );
   return rowCount === 1;
@@ -69,8 +76,8 @@ const eventTime = (input: { now?: number }, fallback: unknown): number | null =>
   typeof input.now === "number" ? input.now : typeof fallback === "number" && Number.isFinite(fallback) ? fallback : null;
 
 /**
- * Inside the caller's transaction (client = a pg PoolClient in BEGIN). Writes an outbox row only when
- * the merchant has an active config subscribed to the event; idempotent on dedupeKey (ON CONFLICT DO
+ * Inside the caller's transaction (client = a pg PoolClient in BEGIN). Writes the event to the feed (always), and an
+ * outbox row only when the merchant has an active config subscribed to the event; idempotent on dedupeKey (ON CONFLICT DO
  * NOTHING). Returns true when a row was written. `payload` is the complete body (common fields plus the
  * event's optional ones); its `event` must equal `event`. The first attempt is due at `now` (default:
  * `payload.timestamp`, else the database clock).
@@ -89,25 +96,20 @@ export async function enqueuePaymentWebhook(
   if (!isPaymentEvent(input.event)) throw new Error(`unknown payment webhook event: ${String(input.event)}`);
   if (input.payload.event !== input.event)
     throw new Error(`webhook payload.event (${String(input.payload.event)}) differs from event ${input.event}`);
+  const at = eventTime(input, input.payload.timestamp);
+  const row = { merchantId: input.merchantId, paymentId: input.paymentId, depositId: null, vaultId: null, dedupeKey: input.dedupeKey };
+  const feed = await recordEvent(client, { ...row, kind: "payment", type: input.event, payload: input.payload, at });
   const events = await activeEvents(client, { table: "webhook_configs", merchantId: input.merchantId });
   if (!events?.includes(input.event)) return false;
-  return insertDelivery(client, {
-    merchantId: input.merchantId,
-    kind: "payment",
-    event: input.event,
-    paymentId: input.paymentId,
-    depositId: null,
-    vaultId: null,
-    dedupeKey: input.dedupeKey,
-    payload: input.payload,
-    at: eventTime(input, input.payload.timestamp),
-  });
+  return insertDelivery(client, { ...row, kind: "payment", event: input.event, payload: input.payload, at, feed });
 }
 
 /**
- * Vault counterpart: writes `{event, data, timestamp}` when the vault's active `vault_webhook_configs`
+ * Vault counterpart: writes `{event, data, timestamp}` to the event feed and to the outbox when the vault's
+ * active `vault_webhook_configs`
  * row (a merchant has one vault per API key, each with its own webhook) subscribes to the event (or to
- * `deposit.*`); the delivery carries `vault_id`, by which the dispatcher finds the URL and secret at send time. `data` holds the spec's
+ * `deposit.*`); the delivery carries `vault_id`, by which the dispatcher finds the URL and secret at send time. A vault
+ * that is not the merchant's writes nothing (no feed event, no delivery) and returns false. `data` holds the spec's
  * deposit fields (depositId, externalUserId, amount, fee, netAmount, tokenSymbol, tokenAddress, chainId,
  * depositAddress, status, depositTxHash, processTxHash, timestamp). `timestamp` = `now` (default
  * `data.timestamp`, else the time of the call).
@@ -126,18 +128,20 @@ export async function enqueueVaultWebhook(
   },
 ): Promise<boolean> {
   if (!isVaultEvent(input.event)) throw new Error(`unknown vault webhook event: ${String(input.event)}`);
-  const events = await activeEvents(client, { table: "vault_webhook_configs", merchantId: input.merchantId, vaultId: input.vaultId });
-  if (!events || !vaultSubscribed(events, input.event)) return false;
+  // The feed shows a Vault event to its vault's key: never file one under a merchant that does not own the vault.
+  const owned = await client.query(`SELECT 1 FROM vault_configs WHERE id = $1 AND merchant_id = $2`, [input.vaultId, input.merchantId]);
+  if (owned.rowCount === 0) return false;
   const at = eventTime(input, input.data.timestamp) ?? Date.now();
-  return insertDelivery(client, {
+  const payload = { event: input.event, data: input.data, timestamp: at };
+  const row = {
     merchantId: input.merchantId,
-    kind: "vault",
-    event: input.event,
     paymentId: null,
     depositId: input.depositId,
     vaultId: input.vaultId,
     dedupeKey: input.dedupeKey,
-    payload: { event: input.event, data: input.data, timestamp: at },
-    at,
-  });
+  };
+  const feed = await recordEvent(client, { ...row, kind: "vault", type: input.event, payload, at });
+  const events = await activeEvents(client, { table: "vault_webhook_configs", merchantId: input.merchantId, vaultId: input.vaultId });
+  if (!events || !vaultSubscribed(events, input.event)) return false;
+  return insertDelivery(client, { ...row, kind: "vault", event: input.event, payload, at, feed });
 }

@@ -4,7 +4,8 @@ import { boxOf, openField, SEALED_FIELDS, sealField } from "./sealed.js";
 export type ResealResult = { resealed: number; unreadable: number };
 
 /**
- * Seals under SECRET_KEY every stored webhook signing key that is not sealed with it yet: plaintext rows
+ * Seals under SECRET_KEY every stored webhook signing key (and every response kept for an idempotency key:
+ * SEALED_FIELDS) that is not sealed with it yet: plaintext rows
  * written before sealing existed, and values sealed with a key now in SECRET_KEY_PREVIOUS. Run when the
  * processors start (the webhook dispatcher's first pass). Idempotent, and safe in several processes at
  * once: a row is replaced only while it still holds the value read (compare-and-set), so a concurrent

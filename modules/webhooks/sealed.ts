@@ -3,16 +3,20 @@ import { secretBoxOf, type SecretBox } from "../../core/secret-box.js";
 
 // Webhook signing keys are stored sealed (core/secret-box.ts, key SECRET_KEY): the `whsec_…` secrets of
 // payment and Vault webhooks and a legacy webhook's API key. Each value is bound to its column and its
-// row's owner (merchant or vault), so a sealed value copied into another row does not open there.
+// row's owner (merchant or vault), so a sealed value copied into another row does not open there. The responses kept
+// for idempotency keys too (modules/idempotency/store.ts): a regenerate-secret response holds a secret, bound to
+// the key's use (its row id).
 
 /** The columns that hold sealed values, by the id of their row's owner. */
 export const SEALED_FIELDS: { field: SealedField; table: string; column: string; owner: string }[] = [
   { field: "webhook_configs.secret", table: "webhook_configs", column: "secret", owner: "merchant_id" },
   { field: "webhook_configs.legacy_api_key", table: "webhook_configs", column: "legacy_api_key", owner: "merchant_id" },
   { field: "vault_webhook_configs.secret", table: "vault_webhook_configs", column: "secret", owner: "vault_id" },
+  { field: "idempotency_keys.response_body", table: "idempotency_keys", column: "response_body", owner: "id" },
 ];
 
-export type SealedField = "webhook_configs.secret" | "webhook_configs.legacy_api_key" | "vault_webhook_configs.secret";
+export type SealedField =
+  "webhook_configs.secret" | "webhook_configs.legacy_api_key" | "vault_webhook_configs.secret" | "idempotency_keys.response_body";
 
 const context = (field: SealedField, ownerId: string) => `${field}:${ownerId}`;
 

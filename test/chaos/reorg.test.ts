@@ -285,6 +285,104 @@ describe("a deposit re-orged out of the chain", () => {
   });
 });
 
+describe('a payment paid within its underpayment tolerance, re-orged (README "Underpayment tolerance")', () => {
+  // A 50 bps tolerance on 10 USDC: paid from 9.95. Two deposits, the first below the re-org, the second taken away.
+  const units = (s: string) => parseUnits(s, 6);
+  const feesOf = (r: Record<string, any>) =>
+    BigInt(r.platform_fee_units) + BigInt(r.agent_fee_units) + BigInt(r.gas_fee_units) + BigInt(r.processing_fee_units);
+  async function tolerantPayment() {
+    const m = await newMerchant(["payment.completed", "payment.reorged"]);
+    const res = await http("PUT", "/v1/settings/underpayment-tolerance", m.apiKey, { bps: 50 });
+    expect([res.status, res.body]).toEqual([200, { bps: 50, amounts: [] }]);
+    const payout = privateKeyToAccount(generatePrivateKey()).address;
+    const p = await createPayment(m.apiKey, { merchant: payout, amount: "10", gasless: true });
+    expect(p).toMatchObject({ due_units: "10000000", underpayment_tolerance_units: "50000", underpayment_units: "0" });
+    return { p, payout };
+  }
+  /** `first` in a block that stays, `second` in the head block (re-orged away by `reorg(2, …)`), then one detection pass. */
+  async function payTwice(to: string, first: string, second: string) {
+    const payer = await fundedPayer("USDC", units(first) + units(second), 1);
+    await transfer(payer, "USDC", to, units(first));
+    await mine(4);
+    const tx = await transfer(payer, "USDC", to, units(second));
+    const raw = await rawOf(tx);
+    await mine(1);
+    await detect();
+    return { tx, raw };
+  }
+
+  it("left below the threshold: back to pending with the underpayment cleared; paid short again when the deposit returns", async () => {
+    const { p, payout } = await tolerantPayment();
+    const { tx, raw } = await payTwice(p.recipient_address, "5", "4.97");
+    expect(await row(p.id)).toMatchObject({
+      status: "paid",
+      received_units: "9970000",
+      underpayment_units: "30000",
+      overpayment_units: "0",
+    });
+    expect(await reasons(p.id)).toEqual(["payment received within the underpayment tolerance"]);
+
+    await reorg(2, [tx]);
+    await detect(); // detect.ts detectLostDeposits: 5 < 9.95, reopenAfterReorg
+    expect(await row(p.id)).toMatchObject({
+      status: "pending",
+      received_units: "5000000",
+      underpayment_units: "0",
+      overpayment_units: "0",
+      paid_at: null,
+    });
+    expect(await events(p.id)).toEqual(["paid", "pending"]);
+    const reorged = await outbox(p.id);
+    expect(reorged.map((d) => d.event)).toEqual(["payment.reorged"]);
+    expect(reorged[0]!.payload).toMatchObject({
+      event: "payment.reorged",
+      paymentId: p.id,
+      status: "pending",
+      receivedAmount: "5",
+      previousReceivedAmount: "9.97",
+      reason: "a counted deposit left the canonical chain",
+    });
+    expect(reorged[0]!.payload).not.toHaveProperty("underpayment");
+
+    // The same transfer mined again: paid short again, settled, the merchant gets what arrived less the fees.
+    expect(await resend(raw)).toBe(tx);
+    await mine(1);
+    await detect();
+    expect(await row(p.id)).toMatchObject({ status: "paid", received_units: "9970000", underpayment_units: "30000" });
+    await settleUntil(p.id, "completed");
+    const done = await row(p.id);
+    expect(await h.balanceOf("USDC", payout)).toBe(units("9.97") - feesOf(done));
+    expect(BigInt(done.settled_units)).toBe(units("9.97") - feesOf(done));
+    const told = await outbox(p.id);
+    expect(told.map((d) => d.event)).toEqual(["payment.reorged", "payment.completed"]);
+    expect(told[1]!.payload).toMatchObject({ status: "completed", receivedAmount: "9.97", underpayment: "0.03" });
+  });
+
+  it("left at or above the threshold: stays paid, the larger shortfall recorded, what is left settled", async () => {
+    const { p, payout } = await tolerantPayment();
+    const { tx } = await payTwice(p.recipient_address, "9.96", "0.03");
+    expect(await row(p.id)).toMatchObject({ status: "paid", received_units: "9990000", underpayment_units: "10000" });
+
+    await reorg(2, [tx]);
+    await detect(); // detectLostDeposits: 9.96 >= 9.95, the lower amount recorded, still paid
+    expect(await row(p.id)).toMatchObject({
+      status: "paid",
+      received_units: "9960000",
+      underpayment_units: "40000",
+      overpayment_units: "0",
+    });
+    expect(await events(p.id)).toEqual(["paid"]);
+    expect(await outbox(p.id)).toEqual([]);
+
+    await settleUntil(p.id, "completed");
+    const done = await row(p.id);
+    expect(await h.balanceOf("USDC", payout)).toBe(units("9.96") - feesOf(done));
+    const told = await outbox(p.id);
+    expect(told.map((d) => d.event)).toEqual(["payment.completed"]);
+    expect(told[0]!.payload).toMatchObject({ receivedAmount: "9.96", underpayment: "0.04" });
+  });
+});
+
 describe("settlement checks the chain before it sweeps", () => {
   async function gasTankMerchant() {
     const m = await newMerchant(["payment.completed", "payment.reorged"]);

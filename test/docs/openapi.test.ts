@@ -248,7 +248,8 @@ describe("the OpenAPI document", () => {
     }
     // GraphQL checks its own request (docs/graphql.md): the only input without a module schema.
     expect(without.sort()).toEqual(["get /graphql query", "post /graphql body"]);
-    expect(withValidator.length).toBe(24);
+    // 24, and PUT /v1/settings/underpayment-tolerance (README "Underpayment tolerance"), GET /v1/events (README "Event feed").
+    expect(withValidator.length).toBe(26);
   });
 });
 

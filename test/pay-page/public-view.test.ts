@@ -102,6 +102,13 @@ describe("toPublicView", () => {
     expect(v.paymentUri.endsWith("&uint256=5100000")).toBe(true);
   });
 
+  it("accepted short under the underpayment tolerance (paid and on): nothing remaining; still pending: the rest is asked", () => {
+    const short = { received_units: "5090000", underpayment_tolerance_units: "25500", underpayment_units: "10000" };
+    for (const status of ["paid", "deploying_wallet", "awaiting_gas", "completed"])
+      expect(toPublicView(row({ ...short, status }), SECRET, 0).remainingAmount, status).toBe("0");
+    expect(toPublicView(row({ ...short, underpayment_units: "0" }), SECRET, 0).remainingAmount).toBe("0.01");
+  });
+
   it("waiting for confirmations: nothing left to send, the depth at the indexed block, capped, on the badge", () => {
     const p = row({
       status: "waiting_for_confirmation",

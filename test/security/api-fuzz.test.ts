@@ -29,9 +29,12 @@ import type { FuzzContext } from "./fuzz-specs.js";
 // query parameter and path id once (built from the route's body and query rules), plus random fast-check
 // combinations: malformed JSON, wrong types, NUL bytes, lone surrogates, deep and huge bodies, hostile query strings,
 // forged cursors and ids, odd content types, methods and keys, mostly with a valid key so they reach validation.
-// Every response: no 5xx (nor a GraphQL internal error), no stack trace or SQL in the body, nothing built to be
-// refused accepted, and no row written by a refused request (the app schema is hashed after every batch; the
-// "maybe valid" requests run one at a time). Failures are collected, grouped by root cause and printed, then fail.
+// One request in three carries an Idempotency-Key (fresh, shared by every route, or invalid: README "Idempotency
+// keys"). Every response: no 5xx (nor a GraphQL internal error), no stack trace or SQL in the body, nothing built to
+// be refused accepted, and no row written by a refused request (the app schema is hashed after every batch; the
+// "maybe valid" requests run one at a time). The kept idempotency responses are exempt from that (a refused request's
+// final 4xx is kept by design) and checked on their own at the end: every claim settled, every kept body sealed.
+// Failures are collected, grouped by root cause and printed, then fail.
 //
 // FUZZ_SEED=<n> draws other random requests (the seed is printed); FUZZ_SCALE=<x> multiplies the random counts.
 
@@ -119,10 +122,12 @@ async function setUp(s: TestService): Promise<FuzzContext> {
   const login = await ok(s.http("POST", "/auth/login", { body: { email, password } }), "login");
   const sessionToken = /cp_session=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")?.[1];
   if (!sessionToken) throw new Error("setup: no session cookie");
-  // Reads that create something on first use (the Gas Tank's deposit addresses) happen now, before any snapshot.
+  // Reads that create something on first use (the Gas Tank's deposit addresses; the event feed positions the events
+  // the setup wrote) happen now, before any snapshot.
   for (const k of [main.apiKey, bareKey, other.apiKey]) {
     await s.http("GET", "/balance", { apiKey: k });
     await s.http("GET", "/promo-status", { apiKey: k });
+    await ok(s.http("GET", "/v1/events", { apiKey: k }), "event feed");
   }
   return {
     key: main.apiKey,
@@ -194,13 +199,29 @@ function generate(gens: RouteGen[], phase: RouteGen["phase"]): FuzzRequest[] {
     });
 }
 
+/**
+ * Idempotency-Key values: a fresh key (the request is claimed, and its final answer kept), one key shared by every
+ * route (another endpoint or body: 409), and invalid ones (400 once the API key is valid): empty, too long, not ASCII.
+ */
+const idempotencyKeyFor = (phase: string, i: number) =>
+  [`fuzz-${SEED}-${phase}-${i}`, "fuzz-shared-key", "", "k".repeat(256), "é", "k".repeat(255)][Math.floor(i / 3) % 6]!;
+
+/** One request in three, whatever its method, with an Idempotency-Key (only API-key POSTs honour it). */
+const withIdempotencyKeys = (reqs: FuzzRequest[], phase: string): FuzzRequest[] =>
+  reqs.map((req, i) => {
+    if (i % 3 !== 1) return req;
+    const key = idempotencyKeyFor(phase, i);
+    const note = `${req.note}; Idempotency-Key ${JSON.stringify(key.slice(0, 24))}`;
+    return { ...req, headers: { ...req.headers, "idempotency-key": key }, note };
+  });
+
 const total = (stats: Map<string, Map<number, number>>) =>
   [...stats.values()].reduce((n, m) => n + [...m.values()].reduce((a, b) => a + b, 0), 0);
 
 it("every route: no 5xx, no stack trace or SQL, nothing invalid accepted, no row written by a refused request", async () => {
   const gens = [...restRoutes(ctx), ...oddRoutes(ctx), ...graphqlRoutes(ctx), ...maybeRoutes(ctx)];
-  const rejectPhase = generate(gens, "reject");
-  const maybePhase = generate(gens, "maybe");
+  const rejectPhase = withIdempotencyKeys(generate(gens, "reject"), "reject");
+  const maybePhase = withIdempotencyKeys(generate(gens, "maybe"), "maybe");
   console.log(
     `[api-fuzz] seed ${SEED} (set FUZZ_SEED to change it), ${rejectPhase.length} requests built to be refused or read-only, ` +
       `${maybePhase.length} hostile but maybe valid, over ${new Set(gens.map((g) => g.route)).size} routes`,
@@ -266,6 +287,19 @@ it("every route: no 5xx, no stack trace or SQL, nothing invalid accepted, no row
   }
   const t2 = Date.now();
 
+  // Idempotency keys: every claim ended kept or forgotten (none left `processing`: no 5xx, no request that never
+  // settled), keys were used (some responses kept), and every kept body is sealed with SECRET_KEY.
+  const { rows: keyRows } = await svc.deps.db.pool.query<{ state: string; sealed: boolean; n: number }>(
+    `SELECT state, coalesce(response_body LIKE 'enc:v1:%', false) AS sealed, count(*)::int AS n FROM idempotency_keys GROUP BY 1, 2`,
+  );
+  const keyCount = (state: string, sealed?: boolean) =>
+    keyRows.filter((r) => r.state === state && (sealed === undefined || r.sealed === sealed)).reduce((n, r) => n + r.n, 0);
+  const keyProblems = [
+    ...(keyCount("processing") ? [`${keyCount("processing")} idempotency key(s) left processing`] : []),
+    ...(keyCount("done", false) ? [`${keyCount("done", false)} kept response(s) not sealed`] : []),
+    ...(keyCount("done") === 0 ? ["no response kept for an Idempotency-Key: the header was never honoured"] : []),
+  ];
+
   const lines: string[] = [
     `[api-fuzz] seed ${SEED}: ${rejectPhase.length + maybePhase.length} requests in ${((t2 - t0) / 1000).toFixed(1)} s ` +
       `(phase 1 ${((t1 - t0) / 1000).toFixed(1)} s, phase 2 ${((t2 - t1) / 1000).toFixed(1)} s)`,
@@ -284,6 +318,7 @@ it("every route: no 5xx, no stack trace or SQL, nothing invalid accepted, no row
     lines.push("", "reported, not failed: JavaScript values in error messages", ...[...notes].map(([k, n]) => `  ${k} ×${n}`));
   if (serverErrors.size) lines.push("", "errors the service logged (console.error):", ...[...serverErrors].map(([k, n]) => `  ×${n} ${k}`));
   if (failures.length) lines.push("", formatFailures(failures));
+  lines.push("", `idempotency keys: ${keyCount("done")} responses kept${keyProblems.length ? `; ${keyProblems.join("; ")}` : ""}`);
   const report = lines.join("\n");
   const file = path.join(tmpdir(), `api-fuzz-${SEED}.txt`);
   writeFileSync(
@@ -291,7 +326,8 @@ it("every route: no 5xx, no stack trace or SQL, nothing invalid accepted, no row
     `${report}\n\nall failing requests:\n${failures.map((f) => `${f.kind} ${f.res?.status ?? ""}: ${describeRequest(f.req)}`).join("\n")}\n`,
   );
   // The per-route table only when something failed (or FUZZ_VERBOSE is set): a green run stays quiet.
-  if (failures.length || process.env.FUZZ_VERBOSE) console.log(`${report}\n\n[api-fuzz] full report: ${file}`);
+  if (failures.length || keyProblems.length || process.env.FUZZ_VERBOSE) console.log(`${report}\n\n[api-fuzz] full report: ${file}`);
   else console.log(`[api-fuzz] ${total(stats)} requests, no failing check (report: ${file})`);
   expect(failures.length, `${failures.length} failing checks: see the grouped report above (seed ${SEED})`).toBe(0);
+  expect(keyProblems).toEqual([]);
 }, 300_000);

@@ -128,9 +128,11 @@ export function errorMessage(text: string): string {
 
 /**
  * Tables a request may change without having been accepted: rate-limit counters, failed-login counters (they
- * count refused requests by design), caches and heartbeats.
+ * count refused requests by design), caches and heartbeats, and the responses kept for idempotency keys (a refused
+ * request's final 4xx is kept by design: README "Idempotency keys"; api-fuzz.test.ts checks that table on its own).
  */
-const isVolatile = (table: string) => /^rate_limit/.test(table) || ["login_attempts", "processor_state", "token_metadata"].includes(table);
+const isVolatile = (table: string) =>
+  /^rate_limit/.test(table) || ["login_attempts", "processor_state", "token_metadata", "idempotency_keys"].includes(table);
 /** Columns a rejected request may still touch: an API key's last use is recorded when the key is checked. */
 const VOLATILE_COLUMNS = ["last_used_at"];
 

@@ -8,6 +8,7 @@ import {
   badString,
   paymentSpec,
   randomAddress,
+  toleranceSpec,
   vaultCreateSpec,
   vaultPatchSpec,
   vaultTokenSpec,
@@ -38,7 +39,8 @@ import {
   type QueryValue,
 } from "./fuzz-values.js";
 
-// Every route of api/app.ts, api/routes/*.ts and web/pay/page.ts as fast-check arbitraries of requests.
+// Every route of api/app.ts, api/routes/*.ts and web/pay/page.ts as fast-check arbitraries of requests (the POSTs also
+// with an Idempotency-Key now and then: api-fuzz.test.ts adds it).
 // Phase "reject": built to be refused (writing routes) or read-only (GET): nothing may be written.
 // Phase "maybe": a valid body with one hostile value of the right type: may be accepted, and may then write.
 
@@ -334,6 +336,32 @@ export function restRoutes(ctx: FuzzContext): RouteGen[] {
       },
     ),
 
+    // The event feed (README "Event feed"): read-only (what the setup wrote is positioned before the run).
+    getRoute(
+      "GET /api/v1/events",
+      "/api/v1/events",
+      40,
+      {
+        limit: queryPool(...NUMBERISH),
+        after: union(queryPool("now", "NOW", "now ", "0", "-1", "", "null"), asQuery(forgedCursor(uuids))),
+      },
+      anyKey,
+      main,
+    ),
+    idRoute("GET /api/v1/events/:id", (id) => `/api/v1/events/${id}`, hostileId(uuids), 20, anyKey, main, { mustReject: false }),
+
+    // The merchant's settings (README "Underpayment tolerance")
+    getRoute("GET /api/v1/settings/underpayment-tolerance", "/api/v1/settings/underpayment-tolerance", 10, noise, anyKey, main),
+    ...bodyRoute(
+      "PUT /api/v1/settings/underpayment-tolerance",
+      "/api/v1/settings/underpayment-tolerance",
+      toleranceSpec(ctx),
+      { invalid: 60, huge: 1 },
+      keys,
+      main,
+      "amounts",
+    ),
+
     // Vault configuration
     ...bodyRoute(
       "POST /api/vault/v1/config",
@@ -580,6 +608,9 @@ export function oddRoutes(ctx: FuzzContext): RouteGen[] {
     ["/api/oracle/price", ["GET"]],
     ["/api/v1/webhooks", ["GET", "PUT", "POST", "DELETE"]],
     ["/api/v1/webhooks/deliveries", ["GET"]],
+    ["/api/v1/events", ["GET"]],
+    [`/api/v1/events/${p}`, ["GET"]],
+    ["/api/v1/settings/underpayment-tolerance", ["GET", "PUT"]],
     ["/api/vault/v1/config", ["POST", "GET", "PATCH"]],
     ["/api/vault/v1/config/tokens", ["POST", "DELETE"]],
     ["/api/vault/v1/config/webhooks", ["GET", "PUT", "POST", "DELETE"]],
@@ -687,5 +718,6 @@ export function maybeRoutes(ctx: FuzzContext): RouteGen[] {
       ctx.freshKeys.map((k) => ({ "x-api-key": k })),
     ),
     gen("POST /api/vault/v1/users", "/api/vault/v1/users", vaultUserSpec(ctx), 5, key),
+    gen("PUT /api/v1/settings/underpayment-tolerance", "/api/v1/settings/underpayment-tolerance", toleranceSpec(ctx), 5, key),
   ];
 }

@@ -309,3 +309,46 @@ export function vaultUserSpec(ctx: FuzzContext): BodySpec {
     hostile: { externalUserId: hostileText(100) },
   };
 }
+
+/** PUT /v1/settings/underpayment-tolerance (README "Underpayment tolerance"): `bps` 0..500, `amounts` per chain and token. */
+export function toleranceSpec(ctx: FuzzContext): BodySpec {
+  const entry = { chainId: String(ctx.chainId), token: ctx.usdt, amount: "0.5" };
+  return {
+    base: () => ({ bps: 100, amounts: [entry] }),
+    invalid: {
+      bps: union(notNumber, pool([-1, 501, 1.5, 10_000, 1e10, 2147483648, raw("1e400"), raw("100.5")])),
+      amounts: pool([
+        "x",
+        1,
+        {},
+        true,
+        [1],
+        [null],
+        [{}],
+        [entry.chainId],
+        [{ ...entry, chainId: ctx.chainId }],
+        [{ ...entry, chainId: "424242" }],
+        [{ ...entry, chainId: "0777177" }],
+        [{ ...entry, chainId: "" }],
+        [{ ...entry, token: "0x123" }],
+        [{ ...entry, token: "0x000000000000000000000000000000000000dEaD" }],
+        [{ ...entry, amount: "0" }],
+        [{ ...entry, amount: "-1" }],
+        [{ ...entry, amount: "1e3" }],
+        [{ ...entry, amount: "" }],
+        [{ ...entry, amount: 1 }],
+        [{ ...entry, amount: "0." + "0".repeat(30) + "1" }],
+        [{ ...entry, amount: "1\u0000" }],
+        [{ ...entry, extra: 1 }],
+        [entry, entry],
+        Array.from({ length: 101 }, () => entry),
+      ]),
+    },
+    required: ["bps"],
+    strict: true,
+    hostile: {
+      bps: pool([0, 500]),
+      amounts: pool([[], [{ ...entry, amount: "1" + "0".repeat(50) }], [{ ...entry, token: ctx.usdt.toLowerCase(), amount: "0.000001" }]]),
+    },
+  };
+}

@@ -24,6 +24,10 @@ const DONE: Record<string, string> = {
 
 const Facts = (p: { d: PaymentDetail }) => {
   const x = p.d.payment;
+  // Only a payment accepted short under the merchant's underpayment tolerance has the line ("0" when none).
+  const underpaid: [string, unknown][] = /[1-9]/.test(p.d.underpayment)
+    ? [["Underpayment accepted", `${p.d.underpayment} ${x.token.symbol}`]]
+    : [];
   const rows: [string, unknown][] = [
     ["Payment id", <code>{x.paymentId}</code>],
     ["Order id", <code>{x.orderId}</code>],
@@ -33,6 +37,7 @@ const Facts = (p: { d: PaymentDetail }) => {
     ["Due from the payer", `${p.d.dueAmount} ${x.token.symbol}`],
     ["Received", `${x.receivedAmount} ${x.token.symbol}`],
     ["Overpayment", `${p.d.overpayment} ${x.token.symbol}`],
+    ...underpaid,
     ["Withdrawn", p.d.withdrawnAmount === null ? "—" : `${p.d.withdrawnAmount} ${x.token.symbol}`],
     ["Token", <code>{`${x.token.symbol} ${x.token.address} (${x.token.decimals} decimals)`}</code>],
     ["Chain", x.chainId],
