@@ -261,6 +261,62 @@ describe("cli sandbox", () => {
     listen.stop();
   });
 
+  it("trigger underpaid, overpaid, wrong-token and empty-gas-tank end where their scenario says, read over the API", async () => {
+    const m = await svc.newMerchant({ name: "Sandbox scenarios" });
+    const api = ["--api-url", svc.url, "--api-key", m.apiKey];
+    const runs = await Promise.all(
+      ["underpaid", "overpaid", "wrong-token", "empty-gas-tank"].map(async (name) => {
+        const r = await cli(["trigger", name, "--chain", "777177", "--amount", "4", ...api]);
+        expect(r.code, r.stderr).toBe(0);
+        return JSON.parse(r.stdout) as { scenario: string; paymentId: string; orderId: string; sent: { token: string; amount: string } };
+      }),
+    );
+    const [under, over, wrong, gas] = runs.map((r) => r!);
+    expect(runs.map((r) => [r.scenario, r.sent.token, r.sent.amount])).toEqual([
+      ["underpaid", "USDT", "2"],
+      ["overpaid", "USDT", "6"],
+      ["wrong-token", "USDC", "4"],
+      ["empty-gas-tank", "USDT", "4"],
+    ]);
+    const listed = async (orderId: string) =>
+      (await svc.http("GET", `/v1/payments?orderId=${encodeURIComponent(orderId)}`, { apiKey: m.apiKey })).body.data[0];
+    const events = async () =>
+      ((await svc.http("GET", "/v1/events", { apiKey: m.apiKey })).body.data as any[]).map((e) => [e.type, e.payload]);
+
+    // overpaid: completed with its overpayment; empty-gas-tank: awaiting_gas (a new merchant's Gas Tank is empty).
+    const feed = await waitFor(
+      async () => {
+        const e = await events();
+        return e.some(([t, p]) => t === "payment.completed" && p.paymentId === over.paymentId) &&
+          e.some(([t, p]) => t === "payment.awaiting_gas" && p.paymentId === gas.paymentId)
+          ? e
+          : null;
+      },
+      { timeout: 240_000, interval: 500, what: "payment.completed of overpaid and payment.awaiting_gas of empty-gas-tank" },
+    );
+    expect(feed.find(([t, p]) => t === "payment.completed" && p.paymentId === over.paymentId)![1]).toMatchObject({
+      status: "completed",
+      amount: "4",
+      overpayment: "2",
+    });
+    expect((await listed(gas.orderId)).status).toBe("awaiting_gas");
+
+    // underpaid: pending with half received; wrong-token: pending, the USDC listed as unexpected funds. No event of either.
+    const half = await waitFor(async () => ((await listed(under.orderId)).receivedAmount === "2" ? listed(under.orderId) : null), {
+      timeout: 120_000,
+      what: "underpaid's 2 USDT recorded",
+    });
+    expect(half.status).toBe("pending");
+    const foreign = await waitFor(async () => ((await listed(wrong.orderId)).unexpectedFunds.length ? listed(wrong.orderId) : null), {
+      timeout: 120_000,
+      what: "wrong-token's USDC listed",
+    });
+    expect(foreign).toMatchObject({ status: "pending", receivedAmount: "0" });
+    expect(foreign.unexpectedFunds).toMatchObject([{ symbol: "USDC", amount: "4", recoverable: true }]);
+    const after = await events();
+    expect(after.filter(([, p]) => p.paymentId === under.paymentId || p.paymentId === wrong.paymentId)).toEqual([]);
+  });
+
   it("trigger refuses anything but a local Anvil of a development chain and a local API, and names the scenarios", async () => {
     const m = await svc.newMerchant({ name: "Sandbox refusals" });
     const api = ["--api-url", svc.url, "--api-key", m.apiKey];
