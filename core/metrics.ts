@@ -66,6 +66,21 @@ export function observePaymentPaid(chainId: number, blockTimestamp: string | num
   detectionSeconds.labels(chain).observe(Math.max(0, nowMs / 1000 - Number(blockTimestamp)));
 }
 
+const batchFallbacks = new Counter({
+  name: "chainpay_batch_fallbacks_total",
+  help: "Batched statements that failed and ran again in parts (core/batcher.ts), by statement",
+  labelNames: ["statement"] as const,
+  registers,
+});
+const batchOverflows = new Counter({
+  name: "chainpay_batch_overflows_total",
+  help: "Calls refused with 503 because a batched statement's queue was full, by statement",
+  labelNames: ["statement"] as const,
+  registers,
+});
+export const countBatchFallback = (statement: string) => batchFallbacks.labels(statement).inc();
+export const countBatchOverflow = (statement: string) => batchOverflows.labels(statement).inc();
+
 const settlements = new Counter({
   name: "chainpay_settlements_total",
   help: "Settlement (sweep) transactions whose receipt was recorded, by chain and outcome (mined, reverted)",

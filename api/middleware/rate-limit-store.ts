@@ -18,7 +18,7 @@ export type Take = {
 };
 
 /** `tat` as epoch milliseconds with its microseconds (a JS Date would drop them). */
-const MS = "(extract(epoch FROM tat) * 1000)::float8";
+export const MS = "(extract(epoch FROM tat) * 1000)::float8";
 /**
  * How far apart the clocks of API replicas may be. Skew within it only delays a bucket's refill; it can never
  * refill one (which alternating between replicas would turn into a fresh burst each time).
@@ -37,7 +37,7 @@ const BASE = baseOf("$4");
 const whole = (x: number) => Math.floor(x + 1e-6);
 
 /** The refill interval in whole microseconds (Postgres's precision), and the period as `limit` of them. */
-function steps(rate: Rate) {
+export function steps(rate: Rate) {
   const interval = Math.round((rate.periodMs * 1000) / rate.limit) / 1000;
   return { interval, period: interval * rate.limit };
 }
@@ -46,6 +46,13 @@ function steps(rate: Rate) {
 const PRUNE_EVERY = 200;
 const PRUNE_BATCH = 1000;
 let takes = 0;
+
+/** Counts `n` takes; every PRUNE_EVERY takes, full buckets are pruned in the background. */
+export function countTakes(db: Db, now: number, n: number): void {
+  const before = takes;
+  takes += n;
+  if (Math.floor(takes / PRUNE_EVERY) !== Math.floor(before / PRUNE_EVERY)) void prune(db, now).catch(() => {});
+}
 
 /**
  * Takes one request from the bucket `key`, in one statement: the conditional upsert is atomic, concurrent
@@ -68,7 +75,7 @@ export type Also = {
 };
 
 /** A take's answer from what its statement returned: the new time of an allowed take, or the bucket's time as found. */
-function takeOf(taken: number | null, current: number | null, rate: Rate, now: number): Take {
+export function takeOf(taken: number | null, current: number | null, rate: Rate, now: number): Take {
   const { interval, period } = steps(rate);
   if (taken !== null) {
     const ahead = taken - now;
@@ -79,7 +86,7 @@ function takeOf(taken: number | null, current: number | null, rate: Rate, now: n
   return { allowed: false, remaining: 0, resetMs: tat - now, retryAfterMs: Math.max(1, tat + interval - period - now) };
 }
 
-type Row = {
+export type TakeRow = {
   taken: number | null;
   current: number | null;
   peeked: number | null;
@@ -124,7 +131,7 @@ export async function takeAnd(db: Db, key: string, rate: Rate, now: number, also
   }
   // `current` reads the statement's snapshot: the row as it was when a refused request found it.
   // Prepared: the text depends only on whether there is a peek and which CTEs (one shape per caller).
-  const { rows } = await db.pool.query<Row>(
+  const { rows } = await db.pool.query<TakeRow>(
     prepared(
       `WITH taken AS (
        INSERT INTO rate_limit_buckets AS b (key, tat) VALUES ($1, $2::timestamptz + $3 * interval '1 millisecond')
@@ -140,7 +147,7 @@ export async function takeAnd(db: Db, key: string, rate: Rate, now: number, also
       params,
     ),
   );
-  if (++takes % PRUNE_EVERY === 0) void prune(db, now).catch(() => {});
+  countTakes(db, now, 1);
   const r = rows[0]!;
   return {
     take: takeOf(r.taken, r.current, rate, now),
@@ -157,7 +164,7 @@ export async function peek(db: Db, key: string, rate: Rate, now: number): Promis
 }
 
 /** peek() of a bucket whose time was read as `stored` (null: no row, a full bucket). */
-function peekAt(stored: number | null, rate: Rate, now: number): Take {
+export function peekAt(stored: number | null, rate: Rate, now: number): Take {
   const { interval, period } = steps(rate);
   const at = stored ?? now;
   const tat = at > now + period + CLOCK_SKEW_TOLERANCE_MS ? now : Math.max(at, now); // as BASE
@@ -171,10 +178,14 @@ function peekAt(stored: number | null, rate: Rate, now: number): Take {
   };
 }
 
-/** Deletes full buckets (time in the past), a batch at a time; a bucket taken from meanwhile is kept (rechecked under its lock). */
+/**
+ * Deletes full buckets (time in the past), a batch at a time; a bucket taken from meanwhile is kept (rechecked under its
+ * lock). SKIP LOCKED: a bucket a take holds is left for the next prune, so prune never waits in a take's lock order.
+ */
 export async function prune(db: Db, now: number): Promise<number> {
   const { rowCount } = await db.pool.query(
-    `DELETE FROM rate_limit_buckets WHERE tat < $1 AND key IN (SELECT key FROM rate_limit_buckets WHERE tat < $1 LIMIT ${PRUNE_BATCH})`,
+    `DELETE FROM rate_limit_buckets WHERE tat < $1 AND key IN (
+       SELECT key FROM rate_limit_buckets WHERE tat < $1 ORDER BY key LIMIT ${PRUNE_BATCH} FOR UPDATE SKIP LOCKED)`,
     [new Date(now)],
   );
   return rowCount ?? 0;

@@ -10,6 +10,7 @@ import { findMerchant } from "../../modules/merchants/authenticate.js";
 import { TOO_MANY_LOGINS } from "../../modules/merchants/login-throttle.js";
 import type { AppEnv } from "../context.js";
 import { keyCaller } from "./api-key.js";
+import { takeMany, type BatchedLookup } from "./rate-limit-many.js";
 import { peek, take, takeAnd, type Also, type Rate, type Take } from "./rate-limit-store.js";
 
 export const MINUTE = 60_000;
@@ -110,7 +111,7 @@ export function takeFor(deps: AppDeps, scope: Scope, who: Holder): Promise<Take>
 
 /** takeFor() of `scope`, a peek at `peekScope` of the same holder, and `sql`, in one statement (rate-limit-store.ts takeAnd). */
 export function takeAndPeekFor(
-  deps: AppDeps,
+  deps: Pick<AppDeps, "db" | "now">,
   scope: Scope,
   peekScope: Scope,
   who: Holder,
@@ -124,6 +125,30 @@ export function takeAndPeekFor(
     rate: rateOf(LIMITS[merchantTake.scope].limit),
   };
   return takeAnd(deps.db, bucketKey(scope, who), rateOf(LIMITS[scope].limit), deps.now(), { peek: peekAt, sql, then });
+}
+
+/**
+ * takeAndPeekFor() of many requests in one statement (rate-limit-many.ts takeMany), answered in their order: each
+ * request's holder, its `lookup` parameter (null: none) and the merchant scope taken once the lookup finds its merchant.
+ */
+export function takeAndPeekManyFor(
+  deps: Pick<AppDeps, "db" | "now">,
+  scope: Scope,
+  peekScope: Scope,
+  lookup: BatchedLookup,
+  requests: { who: Holder; lookup: string | null; merchantScope?: Scope }[],
+) {
+  const items = requests.map((r) => ({
+    key: bucketKey(scope, r.who),
+    peekKey: bucketKey(peekScope, r.who),
+    lookup: r.lookup,
+    // bucketKey() of the merchant the lookup finds: `m:<id>:<scope>`.
+    then:
+      r.lookup !== null && r.merchantScope
+        ? { prefix: "m:", suffix: `:${r.merchantScope}`, rate: rateOf(LIMITS[r.merchantScope].limit) }
+        : null,
+  }));
+  return takeMany(deps.db, rateOf(LIMITS[scope].limit), rateOf(LIMITS[peekScope].limit), deps.now(), lookup, items);
 }
 
 /** Merchant budgets already taken for a request in ip-limits.ts's statement, by scope: rateLimit() uses them. */

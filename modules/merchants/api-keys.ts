@@ -33,3 +33,22 @@ export const liveKeyCtes = (merchantColumns: string, hashParam: string) => `
     UPDATE api_keys SET last_used_at = now()
      WHERE id IN (SELECT key_id FROM key WHERE last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
   )`;
+
+/**
+ * liveKeyCtes for many requests in one statement: CTE `keys` has one row per request (`ord`) of CTE `input` whose
+ * `hashColumn` is a live key's hash (`key_id` and the merchant's columns), and `keys_touched` records the keys' use as
+ * liveKeyCtes does (each key once, however many requests used it; locked in id order).
+ */
+export const liveKeysCtes = (merchantColumns: string, input: string, hashColumn: string) => `
+  keys AS (
+    SELECT r.ord, k.id AS key_id, k.last_used_at, ${merchantColumns}
+      FROM ${input} r JOIN api_keys k ON k.key_hash = r.${hashColumn} JOIN merchants m ON m.id = k.merchant_id
+     WHERE k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+  ), keys_touched AS (
+    -- Locked in id order first: two statements touching the same keys cannot deadlock on them.
+    UPDATE api_keys SET last_used_at = now()
+     WHERE id IN (
+       SELECT t.id FROM api_keys t
+        WHERE t.id IN (SELECT key_id FROM keys WHERE last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+        ORDER BY t.id FOR UPDATE)
+  )`;

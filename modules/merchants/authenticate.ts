@@ -1,7 +1,7 @@
 import type { AppDeps, Merchant } from "../../core/deps.js";
 import { NotFound, Unauthorized } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
-import { hashApiKey, liveKeyCtes, liveKeySql } from "./api-keys.js";
+import { hashApiKey, liveKeyCtes, liveKeysCtes, liveKeySql } from "./api-keys.js";
 import { merchantIdForSession } from "./sessions.js";
 
 /**
@@ -70,6 +70,20 @@ export function keyLookupSql(key: string) {
     merchantIdSql: "(SELECT id FROM key)",
   };
 }
+
+/**
+ * keyLookupSql for many requests in one statement (rate-limit-many.ts takeMany): CTEs over CTE `i` whose `lookup` column
+ * is a key's hash (keyHashOf; null: no key), defining `keys` (`ord`, `id`: the merchant's), and the column of each
+ * request's merchant as JSON (keyLookupSql's `fromColumn` reads it).
+ */
+export const KEY_LOOKUP_BATCH = {
+  ctes: liveKeysCtes(KEY_MERCHANT_COLUMNS, "i", "lookup"),
+  column: `(SELECT row_to_json(r) FROM (SELECT ${MERCHANT_COLUMNS} FROM keys WHERE keys.ord = i.ord) r)`,
+  fromColumn: (v: unknown): Merchant | null => (v ? toMerchant(v as MerchantRow) : null),
+};
+
+/** What KEY_LOOKUP_BATCH looks up for an `x-api-key`. */
+export const keyHashOf = (key: string) => hashApiKey(key);
 
 /** Records the merchant already looked up for `caller` (keyLookupSql), so findMerchant does not ask again. */
 export function rememberMerchant(caller: Caller, merchant: Merchant | null): void {

@@ -5,7 +5,6 @@ import { acceptsCustomTokens } from "../../chains/registry.js";
 import { findToken, type ActiveToken } from "../../chains/runtime.js";
 import { paymentSalt, computeWalletAddress } from "../../chains/deposit-address.js";
 import { Invalid } from "../../core/errors.js";
-import { prepared } from "../../db/client.js";
 import { countPaymentCreated } from "../../core/metrics.js";
 import { parsePositiveAmount } from "../../core/money.js";
 import type { KeyUse } from "../idempotency/key.js";
@@ -13,7 +12,7 @@ import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { toleranceTermsOf } from "../merchants/underpayment-tolerance.js";
 import { readContractMetadata } from "../pricing/token-metadata.js";
 import { terminalCodeOf } from "../terminals/terminals.js";
-import { PROMO_SLOT_LEFT_SQL } from "./promo.js";
+import { insertBatcher, type NewPaymentRow } from "./insert-batch.js";
 import { quotePayment, type QuoteFees } from "./quote.js";
 import { underpaymentToleranceUnits } from "./tolerance.js";
 import { validateCreatePayment, type CreatePaymentInput } from "./validate-create.js";
@@ -22,10 +21,6 @@ import { validateCreatePayment, type CreatePaymentInput } from "./validate-creat
 export const DEFAULT_EXPIRY_MS = 24 * 60 * 60 * 1000;
 
 export type CreatedPayment = { paymentId: string; url: string };
-
-/** The unique index of a key use's payment (migration 0021): one payment per use of an Idempotency-Key. */
-const ON_KEY_USE = `ON CONFLICT (merchant_id, idempotency_api_key_id, idempotency_key, idempotency_key_id)
-         WHERE idempotency_key IS NOT NULL DO NOTHING`;
 
 /**
  * POST /payments and GraphQL `createPayment`: the body's checks, then the key (spec order), then
@@ -105,80 +100,42 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
   const salt = paymentSalt(id);
   const merchantAddress = getAddress(input.merchant);
   const recipient = computeWalletAddress({ factory: chain.factory!, implementation: chain.implementation, salt, payout: merchantAddress });
-  const { regular, promo } = quote;
-  // One statement, so one round trip and atomic: whether the promotion applies (a free slot left), the POS
-  // terminal of the orderId, the payment, and its recipient registered for the indexer (watched_addresses'
-  // trigger notifies it at commit), before anyone sees the address.
-  const params: unknown[] = [];
-  const $ = (v: unknown) => `$${params.push(v)}`;
-  const byPromo = (type: string, pick: (f: QuoteFees) => unknown) =>
-    promo ? `CASE WHEN promo.on THEN ${$(pick(promo))}::${type} ELSE ${$(pick(regular))}::${type} END` : `${$(pick(regular))}::${type}`;
-  const merchantId = $(merchant.id);
-  const code = terminalCodeOf(input.orderId);
-  const columns: Record<string, string> = {
-    id: $(id),
-    merchant_id: merchantId,
-    order_id: $(input.orderId),
-    description: $(input.description ?? null),
-    status: "'pending'",
-    chain_id: $(input.chainId),
-    token_address: $(token.address.toLowerCase() === zeroAddress ? zeroAddress : token.address),
-    token_symbol: $(token.symbol),
-    token_decimals: $(token.decimals),
-    amount_units: $(amountUnits.toString()),
-    due_units: byPromo("numeric", (f) => f.dueUnits.toString()),
-    underpayment_tolerance_units: byPromo("numeric", (f) => toleranceOf(f).toString()),
-    merchant_address: $(merchantAddress),
-    recipient_address: $(recipient),
-    salt: $(salt),
-    redirect_url: $(input.redirectUrl ?? null),
-    block_confirmations: $(input.blockConfirmations),
-    gasless: $(quote.gasless),
-    payer_covers_fee: $(input.payerCoversFee),
-    custom_price_usd: $(input.customPriceUsd ?? null),
-    price_usd: $(quote.priceUsd),
-    price_source: $(quote.priceSource),
-    platform_fee_bps: $(quote.platformFeeBps),
-    promo_applied: promo ? "promo.on" : "false",
-    platform_fee_units: byPromo("numeric", (f) => f.platformFeeUnits.toString()),
-    gas_fee_units: byPromo("numeric", (f) => f.gasFeeUnits.toString()),
-    processing_fee_units: byPromo("numeric", (f) => f.processingFeeUnits.toString()),
-    gas_tank_fee_micros: byPromo("numeric", (f) => f.gasTankFeeMicros.toString()),
-    agent_id: $(quote.agent?.id ?? null),
-    agent_fee_bps: byPromo("int", (f) => f.agentFeeBps),
-    agent_fee_units: byPromo("numeric", (f) => f.agentFeeUnits.toString()),
-    agent_share_bps: $(quote.agent?.platformShareBps ?? 0),
-    terminal_id: code
-      ? `(SELECT id FROM terminals WHERE merchant_id = ${merchantId}::uuid AND code = ${$(code)} AND deleted_at IS NULL LIMIT 1)`
-      : "NULL",
-    expires_at: $(new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS)),
-    created_at: $(new Date(now)),
+  const row: NewPaymentRow = {
+    id,
+    merchantId: merchant.id,
+    orderId: input.orderId,
+    description: input.description ?? null,
+    chainId: input.chainId,
+    tokenAddress: token.address.toLowerCase() === zeroAddress ? zeroAddress : token.address,
+    tokenSymbol: token.symbol,
+    tokenDecimals: token.decimals,
+    amountUnits,
+    merchantAddress,
+    recipientAddress: recipient,
+    salt,
+    redirectUrl: input.redirectUrl ?? null,
+    blockConfirmations: input.blockConfirmations,
+    gasless: quote.gasless,
+    payerCoversFee: input.payerCoversFee,
+    customPriceUsd: input.customPriceUsd ?? null,
+    priceUsd: quote.priceUsd,
+    priceSource: quote.priceSource,
+    platformFeeBps: quote.platformFeeBps,
+    agentId: quote.agent?.id ?? null,
+    agentShareBps: quote.agent?.platformShareBps ?? 0,
+    terminalCode: terminalCodeOf(input.orderId),
+    expiresAt: new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS),
+    createdAt: new Date(now),
+    regular: quote.regular,
+    promo: quote.promo,
+    tolerance: { regular: toleranceOf(quote.regular), promo: quote.promo ? toleranceOf(quote.promo) : null },
+    idempotency: idempotency ?? null,
   };
-  columns.updated_at = columns.created_at!;
-  if (idempotency) {
-    columns.idempotency_api_key_id = $(idempotency.apiKeyId);
-    columns.idempotency_key = $(idempotency.key);
-    columns.idempotency_key_id = $(idempotency.useId);
-  }
-  // Prepared: the text varies only with whether the merchant has a promotion, the orderId a terminal code and the
-  // request an Idempotency-Key.
-  const written = await deps.db.pool.query(
-    prepared(
-      `WITH promo AS MATERIALIZED (SELECT ${promo ? PROMO_SLOT_LEFT_SQL(`${merchantId}::uuid`) : "false"} AS on),
-     payment AS (
-       INSERT INTO payments (${Object.keys(columns).join(", ")})
-       SELECT ${Object.values(columns).join(", ")} FROM promo
-       ${idempotency ? ON_KEY_USE : ""}
-       RETURNING id, chain_id, recipient_address, merchant_id)
-     INSERT INTO watched_addresses (chain_id, address, kind, owner_id, merchant_id)
-     SELECT chain_id, lower(recipient_address), 'payment', id::text, merchant_id FROM payment
-     ON CONFLICT DO NOTHING`,
-      params,
-    ),
-  );
-  // Nothing written (the new address is never watched yet): the key's use has its payment already.
-  if (idempotency && !written.rowCount) {
-    const first = await paymentOfKeyUse(deps, merchant.id, idempotency);
+  // With the payments created alongside it, in one statement (insert-batch.ts). Under a key, the key's use is recorded
+  // by the INSERT itself; when that use has a payment already, nothing is written (the new address is never watched)
+  // and that payment is the answer.
+  if (!(await insertBatcher(deps.db)(row))) {
+    const first = idempotency ? await paymentOfKeyUse(deps, merchant.id, idempotency) : null;
     if (!first) throw new Error("payment not written, and none holds its idempotency key");
     return { paymentId: first, url: `${deps.config.appUrl}/pay/${first}` };
   }

@@ -33,8 +33,11 @@ export async function promoStatus(db: Pick<pg.Pool, "query">, merchant: Merchant
 export const hasPromotion = (merchant: Merchant) => merchant.merchantType !== "member";
 
 /**
- * SQL (a boolean) of whether a new payment of merchant `$merchantParam` gets the promotion: a free slot left
- * after its completed and open promotion payments (promoCounts' `used + reserved`).
+ * SQL (a bigint) of the slots merchant `merchantSql` holds: its completed and open promotion payments (promoCounts'
+ * `used + reserved`). A new payment gets the promotion while this is below PROMO_FREE_TRANSACTIONS (insert-batch.ts, insert-one.ts).
  */
-export const PROMO_SLOT_LEFT_SQL = (merchantParam: string) =>
-  `((SELECT count(*) FROM payments WHERE merchant_id = ${merchantParam} AND ${SLOT_HOLDERS}) < ${PROMO_FREE_TRANSACTIONS})`;
+export const PROMO_SLOTS_HELD_SQL = (merchantSql: string) =>
+  `(SELECT count(*) FROM payments WHERE merchant_id = ${merchantSql} AND ${SLOT_HOLDERS})`;
+
+/** SQL (a boolean) of whether a new payment of merchant `merchantSql` gets the promotion: a slot left (insert-one.ts). */
+export const PROMO_SLOT_LEFT_SQL = (merchantSql: string) => `(${PROMO_SLOTS_HELD_SQL(merchantSql)} < ${PROMO_FREE_TRANSACTIONS})`;

@@ -43,7 +43,7 @@ export type Quote = {
   regular: QuoteFees;
   /**
    * Fees with the promotion when the merchant's plan has one; whether a free slot is left is decided where the
-   * payment is inserted, in the same statement (create.ts), so the quote needs no query of its own.
+   * payment is inserted, in the same statement (insert-batch.ts), so the quote needs no query of its own.
    */
   promo: QuoteFees | null;
 };

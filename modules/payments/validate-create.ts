@@ -8,6 +8,10 @@ import { parseCustomPriceUsd } from "../pricing/resolve.js";
 /** The last instant a JavaScript Date can hold (year 275760). */
 const MAX_DATE_MS = 8_640_000_000_000_000;
 
+// Postgres cannot store NUL in text: refused here for every caller (REST bodies get this 400 earlier, GraphQL refuses
+// NUL in its input), so no creation fails in the database for it, nor drags a batch (insert-batch.ts) down with it.
+const noNul = (s: string) => !s.includes("\u0000");
+
 /** Shape and limits of POST /payments; any violation is `Invalid form data`. String limits count characters (code points). */
 export const createPaymentBody = z.object({
   merchant: z.string(),
@@ -15,11 +19,12 @@ export const createPaymentBody = z.object({
   token: z.string(),
   // Strings only, as the spec types them: a JSON number is a float and money never is one.
   amount: z.string(),
-  orderId: z.string().min(1).max(100),
-  description: z.string().max(200).optional().nullable(),
+  orderId: z.string().min(1).max(100).refine(noNul),
+  description: z.string().max(200).refine(noNul).optional().nullable(),
   redirectUrl: z
     .url({ protocol: /^https?$/ })
     .max(2000)
+    .refine(noNul)
     .optional()
     .nullable(),
   // Unix ms within the JavaScript (and Postgres) date range.

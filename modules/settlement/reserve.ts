@@ -42,7 +42,8 @@ export async function reserve(deps: AppDeps, chain: ActiveChain): Promise<void> 
     await withTransaction(deps.db, async (client) => {
       const now = deps.now();
       if (usesGasTank(p)) {
-        await client.query(`SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, [p.merchant_id]);
+        // NO KEY UPDATE: serialises this merchant's settlements without blocking the foreign-key checks of new payments.
+        await client.query(`SELECT id FROM merchants WHERE id = $1 FOR NO KEY UPDATE`, [p.merchant_id]);
         const need = BigInt(p.gas_tank_fee_micros);
         const balance = await gasTankBalance(client, p.merchant_id);
         if (balance < need) {

@@ -1,9 +1,13 @@
+import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createMerchant } from "../../modules/merchants/merchants.js";
 import { createPayment } from "../../modules/payments/create.js";
-import { PROMO_SLOT_LEFT_SQL, promoCounts } from "../../modules/payments/promo.js";
+import { insertBatchStatement } from "../../modules/payments/insert-batch.js";
+import { insertOneStatement } from "../../modules/payments/insert-one.js";
+import { promoCounts } from "../../modules/payments/promo.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
+import { newPaymentRow } from "../helpers/payment-rows.js";
 
 // The promotion's slot check runs in every creation: it must read the merchant's slots, not its history.
 let deps: TestDeps;
@@ -51,17 +55,70 @@ it("counts only the open and completed promotion payments, whatever the history"
   expect(rows).toEqual([{ promo_applied: true }, { promo_applied: true }]);
 });
 
-it("reads the slot index, not the merchant's history, in the creation's check and in promo-status", async () => {
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function* nodes(plan: any): Generator<any> {
+  yield plan;
+  for (const child of plan.Plans ?? []) yield* nodes(child);
+}
+/** A parameter as a literal of EXECUTE (arrays as Postgres array text): EXPLAIN EXECUTE takes no bound parameters. */
+const literal = (v: unknown): string => {
+  const text = (x: unknown) => (x instanceof Date ? x.toISOString() : String(x));
+  if (v === null || v === undefined) return "NULL";
+  if (Array.isArray(v))
+    return pg.escapeLiteral(`{${v.map((x) => (x === null ? "NULL" : `"${text(x).replace(/["\\]/g, "\\$&")}"`)).join(",")}}`);
+  return pg.escapeLiteral(text(v));
+};
+
+/**
+ * The plan of `statement` as it runs, with its real parameters, inside a transaction rolled back: planned for these
+ * values (custom) and once for any (generic: what a prepared statement may switch to after five runs).
+ */
+async function plans(statement: { text: string; values: unknown[] }) {
+  const client = await deps.db.pool.connect();
+  const out: string[] = [];
+  try {
+    for (const mode of ["force_custom_plan", "force_generic_plan"]) {
+      await client.query("BEGIN");
+      try {
+        await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+        await client.query(`PREPARE promo_plan AS ${statement.text}`);
+        const { rows } = await client.query(
+          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE promo_plan(${statement.values.map(literal).join(", ")})`,
+        );
+        out.push(rows[0]["QUERY PLAN"][0].Plan);
+      } finally {
+        await client.query("ROLLBACK");
+        await client.query("DEALLOCATE promo_plan").catch(() => {});
+      }
+    }
+  } finally {
+    client.release();
+  }
+  return out;
+}
+
+it("reads the slot index, not the merchant's history, in the creation's statements and in promo-status", async () => {
   const m = await createMerchant(deps.db, { name: "planned" });
   await addHistory(m.id);
-  const plans = [
-    `SELECT ${PROMO_SLOT_LEFT_SQL("$1::uuid")}`,
-    `SELECT count(*) FROM payments WHERE merchant_id = $1 AND promo_applied AND status NOT IN ('expired', 'failed', 'cancelled', 'withdrawn')`,
-  ];
-  for (const sql of plans) {
-    const { rows } = await deps.db.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, [m.id]);
-    const text = JSON.stringify(rows[0]["QUERY PLAN"]);
-    expect(text).toContain('"Index Name":"payments_promo_slots_idx"');
-    expect(text).not.toContain('"Node Type":"Seq Scan"');
-  }
+  const statements = {
+    batch: insertBatchStatement([newPaymentRow(m.id), newPaymentRow(m.id), newPaymentRow(m.id)]),
+    alone: insertOneStatement(newPaymentRow(m.id)),
+  };
+  for (const [name, statement] of Object.entries(statements))
+    for (const plan of await plans(statement)) {
+      const all = [...nodes(plan)];
+      expect(
+        all.some((n) => n["Index Name"] === "payments_promo_slots_idx"),
+        `${name}: ${JSON.stringify(plan)}`,
+      ).toBe(true);
+      expect(all.filter((n) => n["Node Type"] === "Seq Scan" && n["Relation Name"] === "payments")).toEqual([]);
+    }
+  // Rolled back: nothing of the plans' runs was written.
+  expect(await promoCounts(deps.db.pool, m.id)).toEqual({ used: 0, reserved: 0 });
+
+  const status = `SELECT count(*) FROM payments WHERE merchant_id = $1 AND promo_applied AND status NOT IN ('expired', 'failed', 'cancelled', 'withdrawn')`;
+  const { rows } = await deps.db.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${status}`, [m.id]);
+  const text = JSON.stringify(rows[0]["QUERY PLAN"]);
+  expect(text).toContain('"Index Name":"payments_promo_slots_idx"');
+  expect(text).not.toContain('"Node Type":"Seq Scan"');
 });

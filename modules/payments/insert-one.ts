@@ -1,0 +1,92 @@
+import { prepared, type Db } from "../../db/client.js";
+import { BATCH_LOCK_TIMEOUT, boundedLocksCte } from "../../db/statement-failures.js";
+import type { NewPaymentRow } from "./insert-batch.js";
+import { PROMO_SLOT_LEFT_SQL } from "./promo.js";
+import type { QuoteFees } from "./quote.js";
+
+/** A payment's Idempotency-Key use is unique: a second INSERT under it writes nothing (migration 0021). */
+export const ON_KEY_USE = `ON CONFLICT (merchant_id, idempotency_api_key_id, idempotency_key, idempotency_key_id)
+         WHERE idempotency_key IS NOT NULL DO NOTHING`;
+
+/**
+ * One payment in a statement of its own, as creations were written before batching (insert-batch.ts runs it for a
+ * batch of one, and for each row of a failed batch): whether the
+ * promotion applies (a free slot left), the POS terminal of the orderId, the payment, and its recipient registered
+ * for the indexer (watched_addresses' trigger notifies it at commit), before anyone sees the address. Prepared: the
+ * text varies only with whether the merchant has a promotion, the orderId a terminal code and the request a key.
+ * Returns false when nothing was written: the key's use has a payment already.
+ */
+export async function insertPayment(db: Db, row: NewPaymentRow): Promise<boolean> {
+  const { text, values } = insertOneStatement(row);
+  return ((await db.pool.query(prepared(text, values))).rowCount ?? 0) > 0;
+}
+
+/** insertPayment's statement and its parameters (its plan is tested: test/payments/promo-slots.test.ts). */
+export function insertOneStatement(row: NewPaymentRow): { text: string; values: unknown[] } {
+  const { idempotency } = row;
+  const { regular, promo } = row;
+  const params: unknown[] = [];
+  const $ = (v: unknown) => `$${params.push(v)}`;
+  const bounded = boundedLocksCte($(BATCH_LOCK_TIMEOUT));
+  const byPromo = (type: string, pick: (f: QuoteFees) => unknown) =>
+    promo ? `CASE WHEN promo.on THEN ${$(pick(promo))}::${type} ELSE ${$(pick(regular))}::${type} END` : `${$(pick(regular))}::${type}`;
+  const merchantId = $(row.merchantId);
+  const columns: Record<string, string> = {
+    id: $(row.id),
+    merchant_id: merchantId,
+    order_id: $(row.orderId),
+    description: $(row.description),
+    status: "'pending'",
+    chain_id: $(row.chainId),
+    token_address: $(row.tokenAddress),
+    token_symbol: $(row.tokenSymbol),
+    token_decimals: $(row.tokenDecimals),
+    amount_units: $(row.amountUnits.toString()),
+    due_units: byPromo("numeric", (f) => f.dueUnits.toString()),
+    underpayment_tolerance_units: promo
+      ? `CASE WHEN promo.on THEN ${$(row.tolerance.promo!.toString())}::numeric ELSE ${$(row.tolerance.regular.toString())}::numeric END`
+      : `${$(row.tolerance.regular.toString())}::numeric`,
+    merchant_address: $(row.merchantAddress),
+    recipient_address: $(row.recipientAddress),
+    salt: $(row.salt),
+    redirect_url: $(row.redirectUrl),
+    block_confirmations: $(row.blockConfirmations),
+    gasless: $(row.gasless),
+    payer_covers_fee: $(row.payerCoversFee),
+    custom_price_usd: $(row.customPriceUsd),
+    price_usd: $(row.priceUsd),
+    price_source: $(row.priceSource),
+    platform_fee_bps: $(row.platformFeeBps),
+    promo_applied: promo ? "promo.on" : "false",
+    platform_fee_units: byPromo("numeric", (f) => f.platformFeeUnits.toString()),
+    gas_fee_units: byPromo("numeric", (f) => f.gasFeeUnits.toString()),
+    processing_fee_units: byPromo("numeric", (f) => f.processingFeeUnits.toString()),
+    gas_tank_fee_micros: byPromo("numeric", (f) => f.gasTankFeeMicros.toString()),
+    agent_id: $(row.agentId),
+    agent_fee_bps: byPromo("int", (f) => f.agentFeeBps),
+    agent_fee_units: byPromo("numeric", (f) => f.agentFeeUnits.toString()),
+    agent_share_bps: $(row.agentShareBps),
+    terminal_id: row.terminalCode
+      ? `(SELECT id FROM terminals WHERE merchant_id = ${merchantId}::uuid AND code = ${$(row.terminalCode)} AND deleted_at IS NULL LIMIT 1)`
+      : "NULL",
+    expires_at: $(row.expiresAt),
+    created_at: $(row.createdAt),
+  };
+  columns.updated_at = columns.created_at!;
+  if (idempotency) {
+    columns.idempotency_api_key_id = $(idempotency.apiKeyId);
+    columns.idempotency_key = $(idempotency.key);
+    columns.idempotency_key_id = $(idempotency.useId);
+  }
+  const text = `WITH ${bounded},
+     promo AS MATERIALIZED (SELECT ${promo ? PROMO_SLOT_LEFT_SQL(`${merchantId}::uuid`) : "false"} AS on FROM bounded),
+     payment AS (
+       INSERT INTO payments (${Object.keys(columns).join(", ")})
+       SELECT ${Object.values(columns).join(", ")} FROM promo
+       ${idempotency ? ON_KEY_USE : ""}
+       RETURNING id, chain_id, recipient_address, merchant_id)
+     INSERT INTO watched_addresses (chain_id, address, kind, owner_id, merchant_id)
+     SELECT chain_id, lower(recipient_address), 'payment', id::text, merchant_id FROM payment
+     ON CONFLICT DO NOTHING`;
+  return { text, values: params };
+}
