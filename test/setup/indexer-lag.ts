@@ -1,7 +1,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
+import { createPublicClient, http } from "viem";
+import { createDb } from "../../db/client.js";
+import { indexerProgress } from "../../db/indexer-status.js";
 import { captureCpuProfile } from "./cpu-profile.js";
 
 // How far the shared indexer falls behind the chains during a run. Most waits of the suite are on Ponder: when a
@@ -22,10 +24,11 @@ export type LagMonitor = { stop(): Promise<string> };
 export function monitorIndexerLag(env: Record<string, string>, logFile: string, inspectPort?: number): LagMonitor {
   const chains = Object.entries(env)
     .filter(([k]) => k.startsWith("RPC_URL_"))
-    .map(([k, url]) => ({ chainId: Number(k.slice("RPC_URL_".length)), url }));
-  const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 1, application_name: "test-lag-monitor" });
-  pool.on("error", () => {});
-  const views = `"${env.PONDER_VIEWS_SCHEMA!.replace(/"/g, '""')}"`;
+    .map(([k, url]) => ({
+      chainId: Number(k.slice("RPC_URL_".length)),
+      client: createPublicClient({ transport: http(url, { timeout: 5000 }) }),
+    }));
+  const db = createDb({ url: env.DATABASE_URL!, viewsSchema: env.PONDER_VIEWS_SCHEMA, max: 1 });
   const worst = new Map<number, { lag: number; at: string }>();
   let laggingSeconds = 0;
   let profiling: Promise<void> | undefined;
@@ -33,47 +36,29 @@ export function monitorIndexerLag(env: Record<string, string>, logFile: string, 
   let stopped = false;
   const out = fs.createWriteStream(logFile, { flags: "a" });
 
-  const head = async (url: string) => {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
-      signal: AbortSignal.timeout(5000),
-    });
-    return Number(BigInt(((await res.json()) as { result: string }).result));
-  };
-
   const sample = async () => {
-    const { rows } = await pool.query<{ chain_id: string; latest_checkpoint: string }>(
-      `SELECT chain_id, latest_checkpoint FROM ${views}._ponder_checkpoint`,
-    );
+    const progress = (await indexerProgress(db)) ?? [];
     const at = new Date().toISOString();
-    const lags: string[] = [];
-    let lagging = false;
+    const lags: { chainId: number; lag: number }[] = [];
     for (const c of chains) {
-      const row = rows.find((r) => Number(r.chain_id) === c.chainId);
-      if (!row) continue;
-      const lag = (await head(c.url)) - Number(row.latest_checkpoint.slice(26, 42));
+      const p = progress.find((x) => x.chainId === c.chainId);
+      if (!p) continue;
+      const lag = Number(await c.client.getBlockNumber({ cacheTime: 0 })) - p.indexedBlock;
       if (lag > (worst.get(c.chainId)?.lag ?? -1)) worst.set(c.chainId, { lag, at });
-      if (lag > LAGGING) lagging = true;
-      lags.push(`${c.chainId}:${lag}`);
+      lags.push({ chainId: c.chainId, lag });
     }
     // A test that mines blocks by hand makes a jump the indexer catches up on in a second or two: only a lag that
     // lasts is profiled.
-    laggingFor = lags.some((l) => Number(l.split(":")[1]) > PROFILE_AT) ? laggingFor + 1 : 0;
+    laggingFor = lags.some((l) => l.lag > PROFILE_AT) ? laggingFor + 1 : 0;
     if (inspectPort && !profiling && laggingFor >= 5) {
       const file = path.join(path.dirname(logFile), `ponder-${at.replace(/[:.]/g, "-")}.cpuprofile`);
       out.write(`${at} profiling the indexer for 15 s: ${file}\n`);
       profiling = captureCpuProfile(inspectPort, 15_000, file).catch((e) => void out.write(`profile failed: ${(e as Error).message}\n`));
     }
-    if (lagging) {
+    if (lags.some((l) => l.lag > LAGGING)) {
       laggingSeconds += EVERY_MS / 1000;
-      out.write(
-        `${at} lag ${lags.join(" ")} load ${os
-          .loadavg()
-          .map((l) => l.toFixed(1))
-          .join(" ")}\n`,
-      );
+      const load = os.loadavg().map((l) => l.toFixed(1));
+      out.write(`${at} lag ${lags.map((l) => `${l.chainId}:${l.lag}`).join(" ")} load ${load.join(" ")}\n`);
     }
   };
 
@@ -90,7 +75,7 @@ export function monitorIndexerLag(env: Record<string, string>, logFile: string, 
       stopped = true;
       await loop;
       await profiling;
-      await pool.end().catch(() => {});
+      await db.close().catch(() => {});
       const summary =
         `indexer lag: ${[...worst].map(([id, w]) => `chain ${id} at most ${w.lag} blocks (${w.at})`).join(", ") || "not measured"}; ` +
         `more than ${LAGGING} blocks behind for ${laggingSeconds} s`;
