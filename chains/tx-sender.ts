@@ -119,28 +119,6 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
     }
   }
 
-  /**
-   * The signer's nonce at a depth the chain will not reorganise: the shallower of the node's `finalized`
-   * block and head − the registry's finality blocks (what the indexer treats as final). On Anvil
-   * `finalized` is head − 64. 0 (nothing is final) when the node cannot answer.
-   */
-  async function safeNonce(): Promise<number> {
-    try {
-      const head = await client.getBlockNumber({ cacheTime: 0 });
-      const byDepth = head - BigInt(chain.finalityBlocks);
-      const finalized = await client
-        .getBlock({ blockTag: "finalized" })
-        .then((b) => b.number)
-        .catch(() => null); // a node without the tag: depth alone
-      const block = finalized !== null && finalized > byDepth ? finalized : byDepth;
-      if (block < 0n) return 0;
-      return await client.getTransactionCount({ address: account.address, blockNumber: block });
-    } catch (e) {
-      logger("tx-sender").warn({ chainId: chain.chainId, error: firstLine(e) }, "final nonce unknown, nothing taken for dropped");
-      return 0;
-    }
-  }
-
   return {
     address: account.address,
 
@@ -174,36 +152,77 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
       return tx;
     },
 
-    async reconcile(txs, apply) {
-      if (txs.length === 0) return;
-      const confirmedNonce = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
-      let finalNonce: Promise<number> | undefined; // read once, only if some nonce is used without our receipt
-      for (const tx of [...txs].sort((a, b) => a.nonce - b.nonce)) {
-        let receipt: TransactionReceipt | null = null;
-        try {
-          receipt = await client.getTransactionReceipt({ hash: tx.hash });
-        } catch (e) {
-          // Only the node's "no such receipt" is an answer; any other error says nothing about the transaction.
-          if (!isReceiptNotFound(e)) {
-            logger("tx-sender").warn({ chainId: chain.chainId, txHash: tx.hash, error: firstLine(e) }, "receipt unknown, next pass");
-            continue;
-          }
-        }
-        if (receipt) {
-          await apply(tx, { status: receipt.status === "success" ? "mined" : "reverted", receipt });
-          continue;
-        }
-        // Used at a final depth by a transaction that is not this one: this one can never mine.
-        if (tx.nonce < confirmedNonce && tx.nonce < (await (finalNonce ??= safeNonce()))) {
-          await apply(tx, { status: "dropped" });
-          continue;
-        }
-        // Not mined, or its nonce taken too recently to tell (a reorg may bring it back): the same bytes again.
-        await broadcast(client, tx.rawTx);
-        await apply(tx, { status: "sent" });
-      }
+    reconcile(txs, apply) {
+      return reconcileStored({ chain, client, address: account.address }, txs, apply);
     },
   };
+}
+
+/** What reconciling needs: no key. Transactions a signer stored can be followed by a process that cannot sign. */
+export type StoredTxContext = { chain: ActiveChain; client: PublicClient; address: Address };
+
+/**
+ * `TxSender.reconcile` without the key: the outcome of each stored transaction of `address` (see TxOutcome), sending
+ * the same bytes again while it waits. Used where the signer's key is not held by the service (sanctions returns,
+ * signed by the factory owner from the CLI, are followed by the settler: modules/sanctions/return-settle.ts).
+ *
+ * @example
+ * await reconcileStored({ chain, client, address: owner }, rows, async (row, outcome) => record(row, outcome));
+ */
+export async function reconcileStored<T extends StoredTx>(
+  { chain, client, address }: StoredTxContext,
+  txs: T[],
+  apply: (tx: T, outcome: TxOutcome) => Promise<void>,
+): Promise<void> {
+  if (txs.length === 0) return;
+  const confirmedNonce = await client.getTransactionCount({ address, blockTag: "latest" });
+  let finalNonce: Promise<number> | undefined; // read once, only if some nonce is used without our receipt
+  for (const tx of [...txs].sort((a, b) => a.nonce - b.nonce)) {
+    let receipt: TransactionReceipt | null = null;
+    try {
+      receipt = await client.getTransactionReceipt({ hash: tx.hash });
+    } catch (e) {
+      // Only the node's "no such receipt" is an answer; any other error says nothing about the transaction.
+      if (!isReceiptNotFound(e)) {
+        logger("tx-sender").warn({ chainId: chain.chainId, txHash: tx.hash, error: firstLine(e) }, "receipt unknown, next pass");
+        continue;
+      }
+    }
+    if (receipt) {
+      await apply(tx, { status: receipt.status === "success" ? "mined" : "reverted", receipt });
+      continue;
+    }
+    // Used at a final depth by a transaction that is not this one: this one can never mine.
+    if (tx.nonce < confirmedNonce && tx.nonce < (await (finalNonce ??= safeNonce(chain, client, address)))) {
+      await apply(tx, { status: "dropped" });
+      continue;
+    }
+    // Not mined, or its nonce taken too recently to tell (a reorg may bring it back): the same bytes again.
+    await broadcast(client, tx.rawTx);
+    await apply(tx, { status: "sent" });
+  }
+}
+
+/**
+ * The signer's nonce at a depth the chain will not reorganise: the shallower of the node's `finalized`
+ * block and head − the registry's finality blocks (what the indexer treats as final). On Anvil
+ * `finalized` is head − 64. 0 (nothing is final) when the node cannot answer.
+ */
+async function safeNonce(chain: ActiveChain, client: PublicClient, address: Address): Promise<number> {
+  try {
+    const head = await client.getBlockNumber({ cacheTime: 0 });
+    const byDepth = head - BigInt(chain.finalityBlocks);
+    const finalized = await client
+      .getBlock({ blockTag: "finalized" })
+      .then((b) => b.number)
+      .catch(() => null); // a node without the tag: depth alone
+    const block = finalized !== null && finalized > byDepth ? finalized : byDepth;
+    if (block < 0n) return 0;
+    return await client.getTransactionCount({ address, blockNumber: block });
+  } catch (e) {
+    logger("tx-sender").warn({ chainId: chain.chainId, error: firstLine(e) }, "final nonce unknown, nothing taken for dropped");
+    return 0;
+  }
 }
 
 /** Sends signed bytes; a node that already has them (in its pool or mined) is what we want, not an error. */

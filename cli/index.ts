@@ -17,7 +17,15 @@ import { recoverFunds } from "../modules/payments/recover.js";
 import { publicClients } from "../chains/clients.js";
 import { activeChains } from "../chains/runtime.js";
 import { cliListDeliveries, cliResendDelivery } from "./webhooks.js";
-import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease, SANCTIONS_USAGE } from "./sanctions.js";
+import {
+  cliSanctionsList,
+  cliSanctionsReject,
+  cliSanctionsRelease,
+  cliSanctionsReturn,
+  factoryOwner,
+  SANCTIONS_USAGE,
+} from "./sanctions.js";
+import { LOCAL_ROLES } from "../local/accounts.js";
 import { runSandbox, SANDBOX_COMMANDS, SANDBOX_USAGE, SandboxUsageError } from "./sandbox/index.js";
 import { cliTolerance, TOLERANCE_USAGE } from "./tolerance.js";
 import { listMerchantVaults, rebindVault, setVaultFee } from "../modules/vault/config-operator.js";
@@ -95,6 +103,9 @@ async function main() {
       all: { type: "boolean" },
       bps: { type: "string" },
       amount: { type: "string" },
+      to: { type: "string" },
+      licence: { type: "string" },
+      yes: { type: "boolean" },
     },
   });
   const url = process.env.DATABASE_URL ?? readStackInfo()?.databaseUrl;
@@ -260,6 +271,26 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
       const target = { paymentId: s("payment"), recoveryId: s("recovery"), depositId: s("deposit") };
       const opts = { reason: need(s("reason"), "reason"), operator: s("operator") };
       return action === "release" ? cliSanctionsRelease(db, target, opts) : cliSanctionsReject(db, target, opts);
+    }
+    case "sanctions return": {
+      const target = { paymentId: s("payment"), recoveryId: s("recovery"), depositId: s("deposit") };
+      // The local stack's factories are owned by its deployer; elsewhere the owner's key must be given.
+      const owner = factoryOwner(process.env, readStackInfo() && !process.env.DATABASE_URL ? LOCAL_ROLES.deployer : undefined);
+      return cliSanctionsReturn(
+        db,
+        stackChains(),
+        owner,
+        target,
+        {
+          to: need(s("to"), "to"),
+          reason: need(s("reason"), "reason"),
+          amount: s("amount"),
+          licence: s("licence"),
+          operator: s("operator"),
+          yes: v.yes === true,
+        },
+        loadConfig(),
+      );
     }
     default:
       throw new UsageError(USAGE);

@@ -12,7 +12,9 @@ import {ForwarderWallet, IForwarderWalletErrors} from "./ForwarderWallet.sol";
 /// @title WalletFactory
 /// @notice Computes and deploys (CREATE2) one forwarder wallet per (salt, payout): a plain EIP-1167 clone of
 /// `implementation` under the salt keccak256(abi.encode(salt, payout)), so the address commits to the payout.
-/// A settler deploys wallets (only those without code) and sweeps them in one transaction.
+/// A settler deploys wallets (only those without code) and sweeps them in one transaction. Funds leave a wallet only
+/// for its payout and an allow-listed fee recipient, or, on the owner's call alone, an exact amount for an address the
+/// owner chooses (`returnFunds`: held funds, e.g. of a sanctioned sender, returned).
 /// Off-chain: address = CREATE2(factory, keccak256(abi.encode(salt, payout)), keccak256(cloneInitCode(implementation))),
 /// and `implementation` is the factory's first CREATE (nonce 1), i.e. computable from the factory address alone.
 ///
@@ -48,6 +50,7 @@ contract WalletFactory is Ownable, ReentrancyGuardTransient, IForwarderWalletErr
     error FeeRecipientNotAllowed(address feeRecipient);
     error ZeroAddress();
     error UnexpectedNative();
+    error InvalidRecipient(address to);
 
     event WalletDeployed(address indexed wallet, address indexed payout, bytes32 salt);
     event Swept(
@@ -60,6 +63,14 @@ contract WalletFactory is Ownable, ReentrancyGuardTransient, IForwarderWalletErr
     );
     event SettlerUpdated(address indexed settler, bool allowed);
     event FeeRecipientUpdated(address indexed feeRecipient, bool allowed);
+    event FundsReturned(
+        address indexed wallet,
+        address indexed token,
+        address indexed to,
+        uint256 amount,
+        address payout,
+        bytes32 salt
+    );
 
     /// @notice The forwarder wallet implementation every deposit address delegates to.
     address public immutable implementation;
@@ -139,6 +150,26 @@ contract WalletFactory is Ownable, ReentrancyGuardTransient, IForwarderWalletErr
         }
         _pay(owedPayout);
         _pay(owedFee);
+    }
+
+    /// @notice Sends exactly `amount` of `token` (native coin when zero) from the wallet of (salt, payout), deployed
+    /// first if needed, to `to`, an address the owner chooses: how held funds (e.g. from a sanctioned sender) are
+    /// returned. An exact amount, not the whole balance: the wallet may also hold clean deposits, which stay for the
+    /// payout. Owner only; settlers cannot call it. It gives the owner no new power: it can already make any address
+    /// a settler (`setSettler`) or a fee recipient (`setFeeRecipient`) and sweep a whole balance into the fee.
+    function returnFunds(
+        bytes32 salt,
+        address payout,
+        address token,
+        address to,
+        uint256 amount
+    ) external onlyOwner nonReentrant returns (address wallet) {
+        if (to == address(0)) revert ZeroAddress();
+        // Inside this call the factory's receive() takes the native coin, and nothing would ever pay it out again.
+        if (to == address(this)) revert InvalidRecipient(to);
+        wallet = _deploy(salt, payout);
+        ForwarderWallet(payable(wallet)).transferOut(token, to, amount);
+        emit FundsReturned(wallet, token, to, amount, payout, salt);
     }
 
     function setSettler(address settler, bool allowed) external onlyOwner {

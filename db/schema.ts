@@ -1010,7 +1010,8 @@ export const bridgeOrderEvents = pgTable(
  * `source`: `oracle:0x…` or `list:<file>`), and the status the subject was taken from (a payment: `paid`,
  * `deploying_wallet` or `withdraw_request`; a recovery: `requested`). held -> released (the operator lets it settle;
  * that address is not screened again for that payment) or rejected (it never settles here; no funds move), or
- * dropped (a held vault deposit's transfer was rolled back by a re-org). A released row with the zero address and
+ * dropped (a held vault deposit's transfer was rolled back by a re-org); held or rejected -> returned (the operator sent
+ * the funds to an address of their choice: sanctions_returns). A released row with the zero address and
  * source `unidentified` is the operator's acceptance of senders that could not be identified (native coin).
  */
 export const sanctionsHolds = pgTable(
@@ -1028,7 +1029,7 @@ export const sanctionsHolds = pgTable(
     address: text("address").notNull(),
     source: text("source").notNull(),
     fromStatus: text("from_status").notNull(),
-    status: text("status").notNull().default("held"), // held | released | rejected | dropped
+    status: text("status").notNull().default("held"), // held | released | rejected | dropped | returned
     createdAt: ts("created_at").notNull().defaultNow(),
     resolvedAt: ts("resolved_at"),
   },
@@ -1037,7 +1038,7 @@ export const sanctionsHolds = pgTable(
       "sanctions_holds_subject",
       sql`(subject = 'payment' AND payment_id IS NOT NULL AND recovery_id IS NULL AND deposit_id IS NULL) OR (subject = 'recovery' AND recovery_id IS NOT NULL AND payment_id IS NOT NULL AND deposit_id IS NULL) OR (subject = 'vault_deposit' AND deposit_id IS NOT NULL AND payment_id IS NULL AND recovery_id IS NULL)`,
     ),
-    check("sanctions_holds_status", sql`status IN ('held', 'released', 'rejected', 'dropped')`),
+    check("sanctions_holds_status", sql`status IN ('held', 'released', 'rejected', 'dropped', 'returned')`),
     check("sanctions_holds_address_lowercase", sql`address = lower(address)`),
     uniqueIndex("sanctions_holds_open_payment_idx")
       .on(t.paymentId)
@@ -1080,10 +1081,61 @@ export const sanctionsActions = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [
-    check("sanctions_actions_action", sql`action IN ('release', 'reject', 'drop')`),
+    check("sanctions_actions_action", sql`action IN ('release', 'reject', 'drop', 'return')`),
     check("sanctions_actions_reason", sql`length(btrim(reason)) > 0`),
     check("sanctions_actions_actor", sql`length(btrim(actor)) > 0`),
     index("sanctions_actions_hold_idx").on(t.holdId),
+  ],
+);
+
+/**
+ * A return of held funds (`sanctions return`, modules/sanctions/return.ts): the factory owner's `returnFunds`
+ * transaction sending `amount_units` of `token` (zero address: native coin) from the held subject's deposit address to
+ * `to_address`, stored with its signed bytes before broadcast. signed -> sent -> mined -> completed (final and indexed:
+ * the hold becomes `returned`), or reverted / dropped (nothing moved). At most one open (signed, sent, mined) per hold.
+ * `licence`: the operator's reference when `to_address` is itself flagged. Addresses lowercase.
+ */
+export const sanctionsReturns = pgTable(
+  "sanctions_returns",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    holdId: uuid("hold_id")
+      .notNull()
+      .references(() => sanctionsHolds.id),
+    chainId: integer("chain_id").notNull(),
+    wallet: text("wallet").notNull(),
+    token: text("token").notNull(),
+    toAddress: text("to_address").notNull(),
+    amountUnits: units("amount_units").notNull(),
+    licence: text("licence"),
+    actor: text("actor").notNull(),
+    reason: text("reason").notNull(),
+    status: text("status").notNull().default("signed"), // signed | sent | mined | completed | reverted | dropped
+    signer: text("signer").notNull(),
+    nonce: integer("nonce").notNull(),
+    txHash: text("tx_hash").notNull().unique(),
+    rawTx: text("raw_tx").notNull(),
+    blockNumber: units("block_number"),
+    error: text("error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    check("sanctions_returns_status", sql`status IN ('signed', 'sent', 'mined', 'completed', 'reverted', 'dropped')`),
+    check("sanctions_returns_amount_positive", sql`amount_units > 0`),
+    check(
+      "sanctions_returns_lowercase",
+      sql`wallet = lower(wallet) AND token = lower(token) AND to_address = lower(to_address) AND signer = lower(signer)`,
+    ),
+    check("sanctions_returns_reason", sql`length(btrim(reason)) > 0`),
+    check("sanctions_returns_actor", sql`length(btrim(actor)) > 0`),
+    uniqueIndex("sanctions_returns_open_idx")
+      .on(t.holdId)
+      .where(sql`status IN ('signed', 'sent', 'mined')`),
+    index("sanctions_returns_chain_open_idx")
+      .on(t.chainId, t.nonce)
+      .where(sql`status IN ('signed', 'sent', 'mined')`),
+    index("sanctions_returns_hold_idx").on(t.holdId),
   ],
 );
 

@@ -5,13 +5,17 @@ import { complete } from "../modules/settlement/complete.js";
 import { reconcile } from "../modules/settlement/reconcile.js";
 import { settleRecoveries } from "../modules/settlement/recover.js";
 import { reserve } from "../modules/settlement/reserve.js";
+import { settleReturns } from "../modules/sanctions/return-settle.js";
 import { send } from "../modules/settlement/send.js";
 import { settlerAccount, type SettlerHooks } from "../modules/settlement/shared.js";
 import { defineProcessor } from "./runner.js";
 
 export type { SettlerHooks };
 
-/** One settlement pass over a chain: reconcile sent transactions, complete indexed sweeps, reserve, send; then fund recoveries. */
+/**
+ * One settlement pass over a chain: reconcile sent transactions, complete indexed sweeps, reserve, send; then fund
+ * recoveries and the returns of held funds (signed by the factory owner from the CLI; followed here without its key).
+ */
 export async function settleChain(deps: AppDeps, chain: ActiveChain, hooks: SettlerHooks = {}) {
   if (!chain.factory) return;
   const sender = txSender({ db: deps.db, chain, client: deps.clients.get(chain.chainId)!, account: settlerAccount(deps) });
@@ -20,6 +24,7 @@ export async function settleChain(deps: AppDeps, chain: ActiveChain, hooks: Sett
   await reserve(deps, chain);
   await send(deps, chain, sender, hooks);
   await settleRecoveries(deps, chain, sender, hooks);
+  await settleReturns(deps, chain);
 }
 
 export function settler(hooks: SettlerHooks = {}) {

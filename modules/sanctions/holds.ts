@@ -3,11 +3,12 @@ import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 
 // The operator's side of sanctions holds (`npm run cli -- sanctions …`, docs/sanctions.md): list.ts lists what is
-// held or waits, release.ts lets it settle, reject.ts decides it never settles here. This file has what they share:
+// held or waits, release.ts lets it settle, reject.ts decides it never settles here, return.ts sends the funds to an
+// address the operator names (return-settle.ts completes it). This file has what they share:
 // the hold row, the decision, the locked lookup of a subject's open hold and the audit row of a decision.
 
 export type HoldSubject = "payment" | "recovery" | "vault_deposit";
-export type HoldStatus = "held" | "released" | "rejected" | "dropped";
+export type HoldStatus = "held" | "released" | "rejected" | "dropped" | "returned";
 
 export type HoldRow = {
   id: string;
@@ -39,7 +40,7 @@ export function checkDecision(d: Decision): Decision {
 }
 
 /** The subject a target names, with its id (checked: one of them, a uuid). */
-function subjectOf(target: Target): { subject: HoldSubject; id: string } {
+export function subjectOf(target: Target): { subject: HoldSubject; id: string } {
   const given = (
     [
       ["payment", target.paymentId],
@@ -86,7 +87,7 @@ export async function resolveHold(
   client: pg.PoolClient,
   hold: Pick<HoldRow, "id" | "payment_id" | "recovery_id" | "deposit_id">,
   status: Exclude<HoldStatus, "held">,
-  move: { action: "release" | "reject" | "drop"; from: string; to: string },
+  move: { action: "release" | "reject" | "drop" | "return"; from: string; to: string },
   d: Decision,
   now: number,
 ) {
@@ -107,4 +108,17 @@ export async function resolveHold(
     actor: d.actor,
     reason: d.reason,
   };
+}
+
+/**
+ * Refuses a decision on a hold whose funds are being returned (a `sanctions_returns` row signed, sent or mined): the
+ * return decides it when it completes (return-settle.ts), or leaves it as it was if the transaction reverts or drops.
+ */
+export async function refuseIfReturning(client: Pick<pg.PoolClient, "query">, holdId: string): Promise<void> {
+  const { rows } = await client.query<{ id: string; status: string }>(
+    `SELECT id, status FROM sanctions_returns WHERE hold_id = $1 AND status IN ('signed', 'sent', 'mined')`,
+    [holdId],
+  );
+  if (rows[0])
+    throw new Conflict(`A return of these funds is in flight (return ${rows[0].id}, ${rows[0].status}): wait until it completes`);
 }

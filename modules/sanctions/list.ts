@@ -16,7 +16,7 @@ export type HoldView = {
   /** The flagged sender (checksummed; the zero address for an accepted unidentified sender) and the source. */
   sanctionedAddress: string;
   source: string;
-  /** The hold's status (`held`, `released`, `rejected`, `dropped`), and the payment's, recovery's or deposit's. */
+  /** The hold's status (`held`, `released`, `rejected`, `dropped`, `returned`), and the payment's, recovery's or deposit's. */
   status: string;
   subjectStatus: string;
   /** Where the funds are: the deposit address, the token and the amount (smallest units). */
@@ -32,6 +32,8 @@ export type HoldView = {
    * token) that no sweep can take meanwhile (a sweep moves the whole balance). Null otherwise.
    */
   frozen: { deposits: number; amountUnits: string } | null;
+  /** The newest return of its funds (`sanctions return`, return.ts), in flight or done; null when none was made. */
+  return: { returnId: string; status: string; to: string; amountUnits: string; txHash: string; error: string | null } | null;
 };
 
 /** A payment or recovery whose screening could not finish and waits (waits.ts). */
@@ -64,7 +66,7 @@ export const LIST_LIMIT_MESSAGE = "--limit must be an integer between 1 and 1000
 /**
  * `sanctions list`: newest first, at most `limit` holds and `limit` waits. By default what needs the operator or
  * blocks funds: open holds, rejected vault deposits that still freeze their (address, token), and payments or
- * recoveries whose screening waits; with `all`, every hold (released, rejected, dropped) too.
+ * recoveries whose screening waits; with `all`, every hold (released, rejected, dropped, returned) too.
  */
 export async function listHolds(deps: Pick<AppDeps, "db">, opts: { all?: boolean; limit?: number } = {}): Promise<SanctionsListEntry[]> {
   const limit = opts.limit ?? 100;
@@ -102,6 +104,20 @@ export async function listHolds(deps: Pick<AppDeps, "db">, opts: { all?: boolean
     `SELECT hold_id, action, actor, reason, created_at FROM sanctions_actions WHERE hold_id = ANY($1::uuid[]) ORDER BY id`,
     [rows.map((r) => r.id)],
   );
+  const { rows: returns } = await deps.db.pool.query<{
+    hold_id: string;
+    id: string;
+    status: string;
+    to_address: string;
+    amount_units: string;
+    tx_hash: string;
+    error: string | null;
+  }>(
+    `SELECT DISTINCT ON (hold_id) hold_id, id, status, to_address, amount_units::text, tx_hash, error FROM sanctions_returns
+      WHERE hold_id = ANY($1::uuid[]) ORDER BY hold_id, created_at DESC`,
+    [rows.map((r) => r.id)],
+  );
+  const returnOf = new Map(returns.map((x) => [x.hold_id, x]));
   const holds: HoldView[] = rows.map((r) => ({
     kind: "hold",
     holdId: r.id,
@@ -127,6 +143,10 @@ export async function listHolds(deps: Pick<AppDeps, "db">, opts: { all?: boolean
       r.subject === "vault_deposit" && r.subject_status === "held"
         ? { deposits: r.frozen_deposits ?? 0, amountUnits: r.frozen_units ?? "0" }
         : null,
+    return: ((x) =>
+      x
+        ? { returnId: x.id, status: x.status, to: getAddress(x.to_address), amountUnits: x.amount_units, txHash: x.tx_hash, error: x.error }
+        : null)(returnOf.get(r.id)),
   }));
 
   const { rows: waits } = await deps.db.pool.query<{

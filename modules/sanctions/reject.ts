@@ -3,7 +3,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { Conflict } from "../../core/errors.js";
 import { withTransaction } from "../../db/client.js";
 import { transition } from "../payments/state-machine.js";
-import { checkDecision, notHeld, openHold, resolveHold, type Decision, type Target } from "./holds.js";
+import { checkDecision, notHeld, openHold, refuseIfReturning, resolveHold, type Decision, type Target } from "./holds.js";
 
 /** What a rejection does with the funds, in its answer. */
 const REJECT_FUNDS =
@@ -30,6 +30,7 @@ export async function rejectHold(deps: Pick<AppDeps, "db" | "now">, target: Targ
     const now = deps.now();
     const { subject, hold } = await openHold(client, target);
     if (!hold) throw notHeld(subject);
+    await refuseIfReturning(client, hold.id);
     let move: { from: string; to: string };
     if (hold.subject === "payment") {
       const moved = await transition(client, hold.payment_id!, {

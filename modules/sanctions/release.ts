@@ -6,7 +6,7 @@ import { withTransaction } from "../../db/client.js";
 import { transition } from "../payments/state-machine.js";
 import { transitionDeposit } from "../vault/deposits.js";
 import { SCREENED_PAYMENT_STATUSES } from "./hold-payment.js";
-import { checkDecision, notHeld, openHold, resolveHold, type Decision, type HoldSubject, type Target } from "./holds.js";
+import { checkDecision, notHeld, openHold, refuseIfReturning, resolveHold, type Decision, type HoldSubject, type Target } from "./holds.js";
 import { RECOVERY_HELD_ERROR } from "./recovery.js";
 import { clearWaits } from "./waits.js";
 
@@ -27,6 +27,7 @@ export async function releaseHold(deps: Pick<AppDeps, "db" | "now">, target: Tar
     const now = deps.now();
     const { subject, id, hold } = await openHold(client, target);
     if (!hold) return releaseUnidentified(client, subject, id, d, now);
+    await refuseIfReturning(client, hold.id);
     const why = `sanctions hold released by ${d.actor}: ${d.reason}`;
     if (hold.subject === "payment") {
       const to = hold.from_status === "withdraw_request" ? "withdraw_request" : "paid";

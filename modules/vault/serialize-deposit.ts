@@ -37,9 +37,10 @@ export type DepositRow = {
 export const DEPOSIT_STATUSES = ["detected", "processing", "completed", "failed"] as const;
 /**
  * `held` (extension, listed and filterable): its sender failed sanctions screening (modules/sanctions/vault.ts); its
- * (address, token) is not swept until the operator releases it. The statuses a listed deposit can show.
+ * (address, token) is not swept until the operator releases it. `returned` (extension): the operator sent a held
+ * deposit's funds to an address of their choice (`sanctions return`); final. The statuses a listed deposit can show.
  */
-export const LISTED_DEPOSIT_STATUSES = [...DEPOSIT_STATUSES, "held"] as const;
+export const LISTED_DEPOSIT_STATUSES = [...DEPOSIT_STATUSES, "held", "returned"] as const;
 /** `dropped`: voided, its transfer rolled back by a re-org before any sweep took it; never listed or counted. */
 export type DepositStatus = (typeof LISTED_DEPOSIT_STATUSES)[number] | "dropped";
 

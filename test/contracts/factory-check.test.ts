@@ -1,5 +1,7 @@
+import { createPublicClient, getAddress, http } from "viem";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { factoryMismatch } from "../../chains/factory-check.js";
+import { priceOracleAbi, priceOracleBytecode } from "../../abis/PriceOracle.js";
+import { factoryMismatch, factorySupportsReturn } from "../../chains/factory-check.js";
 import { startAnvil, type Anvil } from "../../local/anvil.js";
 import { deployFixture, type Fixture } from "./fixture.js";
 
@@ -27,4 +29,23 @@ it("an implementation other than the factory's derives other addresses: reported
 
 it("an address that is no factory throws (an RPC or contract failure is not a verdict)", async () => {
   await expect(factoryMismatch(fx.pub, fx.tokens.usdc6)).rejects.toThrow();
+});
+
+it("factorySupportsReturn: this release's factory has returnFunds (a stranger's eth_call gets OwnableUnauthorizedAccount)", async () => {
+  expect(await factorySupportsReturn(fx.pub, fx.factory)).toBe(true);
+});
+
+it("factorySupportsReturn: a contract without it (empty revert), or no contract at all, is refused, not accepted", async () => {
+  // An Ownable contract with neither returnFunds nor a fallback, as a factory of an earlier release: an empty revert.
+  const owner = fx.walletOf(fx.accounts.owner);
+  const oracle = getAddress((await fx.wait(owner.deployContract({ abi: priceOracleAbi, bytecode: priceOracleBytecode, args: [fx.accounts.owner.address] }))).contractAddress!);
+  expect(await factorySupportsReturn(fx.pub, oracle)).toBe(false);
+  // The wallet implementation (a receive, no fallback) and an address without code (the call succeeds).
+  expect(await factorySupportsReturn(fx.pub, fx.implementation)).toBe(false);
+  expect(await factorySupportsReturn(fx.pub, fx.freshAddress())).toBe(false);
+});
+
+it("factorySupportsReturn: an RPC failure throws (no verdict)", async () => {
+  const dead = createPublicClient({ transport: http("http://127.0.0.1:1", { retryCount: 0, timeout: 2_000 }) });
+  await expect(factorySupportsReturn(dead, fx.factory)).rejects.toThrow();
 });

@@ -339,6 +339,123 @@ describe("deployAndSweepBatch", () => {
   });
 });
 
+describe("returnFunds", () => {
+  const returnArgs = (salt: Hex, payout: Address, token: Address, to: Address, amount: bigint) => [salt, payout, token, to, amount] as const;
+  const returnEvents = (r: TransactionReceipt) => parseEventLogs({ abi: walletFactoryAbi, logs: r.logs, eventName: "FundsReturned" }).map((l) => l.args);
+  const simulateReturn = (account: Fixture["accounts"]["owner"], args: ReturnType<typeof returnArgs>) =>
+    fx.pub.simulateContract({ account, address: fx.factory, abi: walletFactoryAbi, functionName: "returnFunds", args });
+
+  const cases: { name: string; token: () => Address; paid: bigint; back: bigint }[] = [
+    { name: "6-decimal ERC-20", token: () => fx.tokens.usdc6, paid: parseUnits("125.5", 6), back: parseUnits("100", 6) },
+    { name: "USDT-like token (transfer returns nothing)", token: () => fx.tokens.usdt, paid: parseUnits("10", 6), back: parseUnits("7.25", 6) },
+    { name: "native coin", token: () => NATIVE, paid: parseEther("1.5"), back: parseEther("1") },
+  ];
+  for (const c of cases) {
+    it(`the owner sends exactly an amount of a ${c.name} to an address of its choice; the rest stays, deployed or not`, async () => {
+      const { pub, walletOf, accounts, factory } = fx;
+      const token = c.token();
+      const payout = fx.freshAddress();
+      const to = fx.freshAddress();
+      const salt = paymentSalt(`return-${c.name}`);
+      const wallet = fx.walletAddress(salt, payout);
+      await fx.pay(token, wallet, c.paid);
+      expect(await pub.getCode({ address: wallet })).toBeUndefined();
+
+      const args = returnArgs(salt, payout, token, to, c.back);
+      expect((await simulateReturn(accounts.owner, args)).result).toBe(wallet);
+      const r = await fx.wait(walletOf(accounts.owner).writeContract({ address: factory, abi: walletFactoryAbi, functionName: "returnFunds", args }));
+      expect(await fx.balanceOf(token, to)).toBe(c.back);
+      expect(await fx.balanceOf(token, wallet)).toBe(c.paid - c.back);
+      expect(await fx.balanceOf(token, payout)).toBe(0n);
+      expect(await fx.balanceOf(token, factory)).toBe(0n);
+      expect(fx.sweepEvents(r)).toEqual({ deployed: [{ wallet, payout, salt }], swept: [] });
+      expect(returnEvents(r)).toEqual([{ wallet, token, to, amount: c.back, payout, salt }]);
+      // Straight from the wallet to `to`: one transfer, nothing through the factory.
+      if (token !== NATIVE) expect(transfersFrom(r, wallet).map((l) => [getAddress(l.args.to), l.args.value])).toEqual([[to, c.back]]);
+      if (token !== NATIVE) expect(transfersFrom(r, factory)).toEqual([]);
+
+      // Again, from the now deployed wallet: the rest, to the last unit; not redeployed.
+      const r2 = await fx.wait(walletOf(accounts.owner).writeContract({ address: factory, abi: walletFactoryAbi, functionName: "returnFunds", args: returnArgs(salt, payout, token, to, c.paid - c.back) }));
+      expect(await fx.balanceOf(token, to)).toBe(c.paid);
+      expect(await fx.balanceOf(token, wallet)).toBe(0n);
+      expect(fx.sweepEvents(r2).deployed).toEqual([]);
+      expect(returnEvents(r2)).toEqual([{ wallet, token, to, amount: c.paid - c.back, payout, salt }]);
+      // Now empty: nothing more to return.
+      expect(await revertName(simulateReturn(accounts.owner, returnArgs(salt, payout, token, to, 1n)))).toBe("AmountExceedsBalance");
+    });
+  }
+
+  it("refuses a settler, a stranger, to = 0 or the factory, amount 0 and amount > balance; moves nothing", async () => {
+    const { accounts, factory, tokens, pub } = fx;
+    const payout = fx.freshAddress();
+    const to = fx.freshAddress();
+    const salt = paymentSalt("return-refusals");
+    const wallet = fx.walletAddress(salt, payout);
+    await fx.pay(tokens.usdt, wallet, 1000n);
+    await fx.pay(NATIVE, wallet, 1000n);
+    for (const token of [tokens.usdt, NATIVE]) {
+      const ok = returnArgs(salt, payout, token, to, 1000n);
+      expect(await revertName(simulateReturn(accounts.settler, ok))).toBe("OwnableUnauthorizedAccount");
+      expect(await revertName(simulateReturn(accounts.stranger, ok))).toBe("OwnableUnauthorizedAccount");
+      expect(await revertName(simulateReturn(accounts.owner, returnArgs(salt, payout, token, zeroAddress, 1000n)))).toBe("ZeroAddress");
+      expect(await revertName(simulateReturn(accounts.owner, returnArgs(salt, zeroAddress, token, to, 1000n)))).toBe("ZeroAddress");
+      expect(await revertName(simulateReturn(accounts.owner, returnArgs(salt, payout, token, factory, 1000n)))).toBe("InvalidRecipient");
+      expect(await revertName(simulateReturn(accounts.owner, returnArgs(salt, payout, token, to, 0n)))).toBe("NothingToSweep");
+      expect(await revertName(simulateReturn(accounts.owner, returnArgs(salt, payout, token, to, 1001n)))).toBe("AmountExceedsBalance");
+      await simulateReturn(accounts.owner, ok);
+    }
+    // A token the wallet holds none of.
+    expect(await revertName(simulateReturn(accounts.owner, returnArgs(salt, payout, tokens.usdc6, to, 1n)))).toBe("AmountExceedsBalance");
+    // A real transaction from the settler is mined as reverted and moves nothing.
+    const r = await fx.wait(fx.walletOf(accounts.settler).writeContract({ address: factory, abi: walletFactoryAbi, functionName: "returnFunds", args: returnArgs(salt, payout, tokens.usdt, accounts.settler.address, 1000n), gas: 500_000n }), true);
+    expect(r.status).toBe("reverted");
+    expect(await fx.balanceOf(tokens.usdt, wallet)).toBe(1000n);
+    expect(await pub.getBalance({ address: wallet })).toBe(1000n);
+    expect(await pub.getCode({ address: wallet })).toBeUndefined();
+  });
+
+  it("transferOut moves nothing unless the factory calls it", async () => {
+    const { pub, accounts, factory, tokens } = fx;
+    const payout = fx.freshAddress();
+    const salt = paymentSalt("return-only-factory");
+    const wallet = fx.walletAddress(salt, payout);
+    await fx.pay(tokens.usdc6, wallet, 1000n);
+    await fx.pay(NATIVE, wallet, 1000n);
+    await fx.wait(fx.walletOf(accounts.stranger).writeContract({ address: factory, abi: walletFactoryAbi, functionName: "deploy", args: [salt, payout] }));
+    for (const account of [accounts.stranger, accounts.settler, accounts.owner])
+      for (const token of [tokens.usdc6, NATIVE])
+        expect(await revertName(pub.simulateContract({ account, address: wallet, abi: forwarderWalletAbi, functionName: "transferOut", args: [token, account.address, 1000n] }))).toBe("NotFactory");
+    expect(await fx.balanceOf(tokens.usdc6, wallet)).toBe(1000n);
+    expect(await pub.getBalance({ address: wallet })).toBe(1000n);
+  });
+
+  it("a native `to` that re-enters the factory gets nowhere, even as a settler", async () => {
+    const { accounts, factory, tokens, walletOf, pub } = fx;
+    const owner = walletOf(accounts.owner);
+    const attacker = getAddress((await fx.wait(owner.deployContract({ abi: reentrantPayoutAbi, bytecode: reentrantPayoutBytecode }))).contractAddress!);
+    const victim = { salt: paymentSalt("return-reentry-victim"), payout: fx.freshAddress() };
+    await fx.pay(tokens.usdc6, fx.walletAddress(victim.salt, victim.payout), 5_000n);
+    await fx.wait(owner.writeContract({ address: factory, abi: walletFactoryAbi, functionName: "setSettler", args: [attacker, true] }));
+    const steal = encodeFunctionData({ abi: walletFactoryAbi, functionName: "deployAndSweep", args: [victim.salt, victim.payout, tokens.usdc6, 5_000n, accounts.feeRecipient.address] });
+    await fx.wait(walletOf(accounts.stranger).writeContract({ address: attacker, abi: reentrantPayoutAbi, functionName: "arm", args: [factory, steal] }));
+    try {
+      const salt = paymentSalt("return-reentry");
+      const payout = fx.freshAddress();
+      await fx.pay(NATIVE, fx.walletAddress(salt, payout), 1_000n);
+      await fx.wait(owner.writeContract({ address: factory, abi: walletFactoryAbi, functionName: "returnFunds", args: returnArgs(salt, payout, NATIVE, attacker, 600n) }));
+      expect(await pub.getBalance({ address: attacker })).toBe(600n);
+      expect(await pub.getBalance({ address: fx.walletAddress(salt, payout) })).toBe(400n);
+      expect(await pub.readContract({ address: attacker, abi: reentrantPayoutAbi, functionName: "lastOk" })).toBe(false);
+      const result = await pub.readContract({ address: attacker, abi: reentrantPayoutAbi, functionName: "lastResult" });
+      expect(decodeErrorResult({ abi: walletFactoryAbi, data: result }).errorName).toBe("ReentrancyGuardReentrantCall");
+      expect(await fx.balanceOf(tokens.usdc6, fx.walletAddress(victim.salt, victim.payout))).toBe(5_000n);
+      expect(await pub.getBalance({ address: factory })).toBe(0n);
+    } finally {
+      await fx.wait(owner.writeContract({ address: factory, abi: walletFactoryAbi, functionName: "setSettler", args: [attacker, false] }));
+    }
+  });
+});
+
 describe("WalletFactory admin", () => {
   it("is owner-only and transfers ownership", async () => {
     const { pub, accounts, factory, walletOf } = fx;
@@ -372,6 +489,25 @@ describe("gas", () => {
       expect(g.perFresh).toBeLessThanOrEqual(60_000n);
       expect(g.perResweep).toBeLessThanOrEqual(45_000n);
     }
+  });
+
+  it("returnFunds of an ERC-20 (6 decimals) to a holder, part of the balance: <= 60k from a deployed wallet, <= 110k with the deploy", async () => {
+    const { accounts, walletOf, factory, tokens } = fx;
+    const owner = walletOf(accounts.owner);
+    const to = fx.freshAddress();
+    await fx.payMany(tokens.usdc6, [to], 1n);
+    const salt = paymentSalt(`gas-return-${Math.random()}`);
+    const payout = fx.freshAddress();
+    const wallet = fx.walletAddress(salt, payout);
+    await fx.pay(tokens.usdc6, wallet, 3_000_000n);
+    const send = () => fx.wait(owner.writeContract({ address: factory, abi: walletFactoryAbi, functionName: "returnFunds", args: [salt, payout, tokens.usdc6, to, 1_000_000n] }));
+    const fresh = await send();
+    const deployed = await send();
+    expect(fx.sweepEvents(fresh).deployed).toHaveLength(1);
+    expect(fx.sweepEvents(deployed).deployed).toHaveLength(0);
+    console.log(`[gas] returnFunds erc20: ${fresh.gasUsed} with the deploy, ${deployed.gasUsed} from a deployed wallet`);
+    expect(deployed.gasUsed).toBeLessThanOrEqual(60_000n);
+    expect(fresh.gasUsed).toBeLessThanOrEqual(110_000n);
   });
 
   it("batching pays: a batch of 10 costs less per payment than single sweeps, for every kind of token", { timeout: 300_000 }, async () => {

@@ -63,7 +63,7 @@ export async function sendNativeThroughContract(chain: ActiveChain, to: Address,
   return receipt;
 }
 
-type Column = "payment_id" | "deposit_id";
+type Column = "payment_id" | "recovery_id" | "deposit_id";
 
 /** The sanctions rows of one subject, oldest first, with the columns the tests assert. */
 export function sanctionsRows(db: Db) {

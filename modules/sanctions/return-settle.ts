@@ -1,0 +1,169 @@
+import type pg from "pg";
+import { getAddress, type Address, type Hex } from "viem";
+import type { ActiveChain } from "../../chains/runtime.js";
+import { isReceiptNotFound, reconcileStored } from "../../chains/tx-sender.js";
+import type { AppDeps } from "../../core/deps.js";
+import { firstLine, logger } from "../../core/log.js";
+import { withTransaction } from "../../db/client.js";
+import { indexerProgress } from "../../db/indexer-status.js";
+import { transition } from "../payments/state-machine.js";
+import { transitionDeposit } from "../vault/deposits.js";
+import { resolveHold, type HoldRow } from "./holds.js";
+
+type Deps = Pick<AppDeps, "db" | "clients" | "now">;
+
+type ReturnRow = {
+  id: string;
+  hold_id: string;
+  status: "signed" | "sent" | "mined";
+  signer: string;
+  nonce: number;
+  tx_hash: Hex;
+  raw_tx: Hex;
+  block_number: string | null;
+  to_address: string;
+  token: string;
+  amount_units: string;
+  actor: string;
+  reason: string;
+};
+
+/**
+ * Follows the returns of held funds (`sanctions return`, return.ts) on a chain: a settler step, and what the CLI runs
+ * while it waits. It needs no key (the factory owner signed them; the settler only resends the stored bytes):
+ * - signed or sent: mined -> `mined`; reverted -> `reverted` and dropped -> `dropped` (nothing moved, the hold stays
+ *   as it was: the operator may run the return again); else the same bytes again;
+ * - mined: its receipt is read again (a re-org that took it away sends it back to `sent`), and once it is the chain's
+ *   finality depth deep and indexed (the address's balance and transfers then show the funds gone, so the vault
+ *   sweeper and the payment list count without them) it completes, in one transaction: the return `completed`, the
+ *   hold `returned` with the audit row (the operator's name and reason), and the subject's move.
+ */
+export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<void> {
+  const client = deps.clients.get(chain.chainId);
+  if (!client) return;
+  const { rows } = await deps.db.pool.query<ReturnRow>(
+    `SELECT id, hold_id, status, signer, nonce, tx_hash, raw_tx, block_number::text, to_address, token, amount_units::text, actor, reason
+       FROM sanctions_returns WHERE chain_id = $1 AND status IN ('signed', 'sent', 'mined') ORDER BY nonce`,
+    [chain.chainId],
+  );
+  if (!rows.length) return;
+  const set = (id: string, from: string[], sqlSet: string, args: unknown[] = []) =>
+    deps.db.pool.query(`UPDATE sanctions_returns SET ${sqlSet}, updated_at = now() WHERE id = $1 AND status = ANY($2)`, [
+      id,
+      from,
+      ...args,
+    ]);
+
+  for (const signer of new Set(rows.filter((r) => r.status !== "mined").map((r) => r.signer))) {
+    const txs = rows.filter((r) => r.status !== "mined" && r.signer === signer).map((r) => ({ ...r, hash: r.tx_hash, rawTx: r.raw_tx }));
+    await reconcileStored({ chain, client, address: getAddress(signer) }, txs, async (r, outcome) => {
+      const open = ["signed", "sent"];
+      if (outcome.status === "mined") {
+        await set(r.id, open, `status = 'mined', block_number = $3`, [outcome.receipt.blockNumber.toString()]);
+        r.status = "mined";
+        r.block_number = outcome.receipt.blockNumber.toString();
+      } else if (outcome.status === "reverted")
+        await set(r.id, open, `status = 'reverted', block_number = $3, error = $4`, [
+          outcome.receipt.blockNumber.toString(),
+          `return transaction ${r.hash} reverted: nothing moved`,
+        ]);
+      else if (outcome.status === "dropped")
+        await set(r.id, open, `status = 'dropped', error = $3`, [
+          `return transaction ${r.hash} dropped (its nonce went to another transaction): nothing moved`,
+        ]);
+      else if (r.status === "signed") await set(r.id, ["signed"], `status = 'sent'`);
+    });
+  }
+
+  const mined = rows.filter((r) => r.status === "mined");
+  if (!mined.length) return;
+  const head = await client.getBlockNumber({ cacheTime: 0 });
+  const indexed = (await indexerProgress(deps.db))?.find((p) => p.chainId === chain.chainId)?.indexedBlock;
+  for (const r of mined) {
+    let block: bigint;
+    try {
+      block = (await client.getTransactionReceipt({ hash: r.tx_hash })).blockNumber;
+    } catch (e) {
+      if (!isReceiptNotFound(e)) {
+        logger("sanctions").warn({ chainId: chain.chainId, txHash: r.tx_hash, error: firstLine(e) }, "return receipt unknown, next pass");
+        continue;
+      }
+      // Re-orged away: sent again from the stored bytes by the next pass.
+      await set(r.id, ["mined"], `status = 'sent', block_number = NULL`);
+      continue;
+    }
+    if (r.block_number !== block.toString()) await set(r.id, ["mined"], `block_number = $3`, [block.toString()]);
+    const deep = head - block + 1n >= BigInt(chain.finalityBlocks);
+    if (deep && indexed !== undefined && BigInt(indexed) >= block) await completeReturn(deps, r);
+  }
+}
+
+/** The return's completion, in one transaction: the row, the hold, its audit row and the subject's move. */
+async function completeReturn(deps: Deps, r: ReturnRow) {
+  await withTransaction(deps.db, async (c) => {
+    const now = deps.now();
+    const { rows: holds } = await c.query<HoldRow>(`SELECT * FROM sanctions_holds WHERE id = $1`, [r.hold_id]);
+    const hold = holds[0]!;
+    // The subject's row first, as release, reject and the senders lock it (holds.ts openHold).
+    if (hold.subject === "vault_deposit") await c.query(`SELECT 1 FROM vault_deposits WHERE id = $1 FOR UPDATE`, [hold.deposit_id]);
+    else await c.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [hold.payment_id]);
+    const done = await c.query(`UPDATE sanctions_returns SET status = 'completed', updated_at = $2 WHERE id = $1 AND status = 'mined'`, [
+      r.id,
+      new Date(now),
+    ]);
+    if (!done.rowCount) return;
+    const { rows: cur } = await c.query<{ status: string }>(`SELECT status FROM sanctions_holds WHERE id = $1 FOR UPDATE`, [hold.id]);
+    const was = cur[0]!.status;
+    if (was !== "held" && was !== "rejected") {
+      // release and reject refuse while a return is in flight: this is not expected. The return stays on record.
+      logger("sanctions").error(
+        { holdId: hold.id, returnId: r.id, holdStatus: was },
+        "return completed on a hold no longer held or rejected",
+      );
+      return;
+    }
+    const funds = { to: getAddress(r.to_address), token: getAddress(r.token), amountUnits: r.amount_units, transactionHash: r.tx_hash };
+    const why = `sanctions hold: ${r.amount_units} units returned to ${funds.to} by ${r.actor}: ${r.reason}`;
+    const move = await moveSubject(c, hold, was === "held", funds, why, now);
+    await resolveHold(c, hold, "returned", { action: "return", ...move }, { actor: r.actor, reason: r.reason }, now);
+  });
+}
+
+/** The subject's move when its funds are returned; a subject already rejected keeps its (final) status. */
+async function moveSubject(
+  c: pg.PoolClient,
+  hold: HoldRow,
+  held: boolean,
+  funds: { to: Address; token: Address; amountUnits: string; transactionHash: Hex },
+  why: string,
+  now: number,
+): Promise<{ from: string; to: string }> {
+  if (hold.subject === "payment") {
+    const moved =
+      held &&
+      (await transition(c, hold.payment_id!, {
+        from: ["sanctioned"],
+        to: "cancelled",
+        reason: why,
+        now,
+        event: {
+          name: "payment.cancelled",
+          extra: { reason: "sanctions", sanctionedAddress: getAddress(hold.address), fundsReturned: funds },
+        },
+      }));
+    if (moved) return { from: "sanctioned", to: "cancelled" };
+  } else if (hold.subject === "recovery") {
+    const { rowCount } = await c.query(
+      `UPDATE fund_recoveries SET status = 'failed', error = $2, updated_at = $3 WHERE id = $1 AND status = 'requested'`,
+      [hold.recovery_id, `returned by sanctions screening: ${funds.amountUnits} units to ${funds.to}`, new Date(now)],
+    );
+    if (rowCount) return { from: "requested", to: "failed" };
+  } else {
+    const moved = await transitionDeposit(c, hold.deposit_id!, { from: ["held"], to: "returned", reason: why, now, data: funds });
+    if (moved) return { from: "held", to: "returned" };
+  }
+  const table = hold.subject === "vault_deposit" ? "vault_deposits" : hold.subject === "payment" ? "payments" : "fund_recoveries";
+  const id = hold.deposit_id ?? hold.recovery_id ?? hold.payment_id;
+  const { rows } = await c.query<{ status: string }>(`SELECT status FROM ${table} WHERE id = $1`, [id]);
+  return { from: rows[0]!.status, to: rows[0]!.status };
+}
