@@ -7,22 +7,21 @@ import { checkDecision, notHeld, openHold, refuseIfReturning, resolveHold, type 
 
 /** What a rejection does with the funds, in its answer. */
 const REJECT_FUNDS =
-  "not moved: they stay at the deposit address, which can only pay its committed payout; nothing is returned to the sender (docs/sanctions.md)";
+  "not moved: they stay at the deposit address, which pays only its committed payout, until the operator returns them with the factory owner's key (`sanctions return`, docs/sanctions.md)";
 
 const RECOVERY_REJECTED_ERROR = "rejected by sanctions screening: the funds stay at the address";
 
 /**
  * `sanctions reject`: the operator decides the held funds are never to be settled to the merchant or business.
- * **No funds move, and nothing is returned to the sender**: a deposit address is a CREATE2 forwarder that commits to
- * its payout, and the factory sweeps it only to that payout (and a fee to an allow-listed fee recipient). There is no
- * path to the sender or to a blocked-funds account, and the fee path is not used for this (it would take a merchant's
- * funds by a mechanism meant for fees). So a rejection is the operator's decision on record and its consequences here:
+ * **No funds move here**: a deposit address is a CREATE2 forwarder that commits to its payout; the settler's sweeps
+ * pay only that payout (and a fee to an allow-listed fee recipient). Sending the funds elsewhere is a separate, explicit
+ * step with the factory owner's key, which no service process holds: `sanctions return` (return.ts). So a rejection is
+ * the operator's decision on record and its consequences here:
  * - a payment becomes `cancelled` (event `payment.cancelled`, `reason: "sanctions"`); its funds stay at its address
- *   and are not recoverable (modules/sanctions/blocked.ts);
+ *   and are not recoverable by the merchant (modules/sanctions/blocked.ts);
  * - a recovery becomes `failed`; that token on that address is not recoverable again;
- * - a vault deposit stays `held`, so its (address, token) is never swept again (clean deposits included:
- *   `sanctions list` shows the group as frozen).
- * Moving the funds needs a contract change (docs/sanctions.md, "Limits").
+ * - a vault deposit stays `held`, so its (address, token) is not swept (clean deposits included: `sanctions list`
+ *   shows the group as frozen) until its funds are returned.
  */
 export async function rejectHold(deps: Pick<AppDeps, "db" | "now">, target: Target, decision: Decision) {
   const d = checkDecision(decision);

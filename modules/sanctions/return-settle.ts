@@ -8,9 +8,10 @@ import { withTransaction } from "../../db/client.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { transition } from "../payments/state-machine.js";
 import { transitionDeposit } from "../vault/deposits.js";
+import { confirmedTip, readVaultDepositCursor, vaultConfirmations } from "../vault/detect-deposits.js";
 import { resolveHold, type HoldRow } from "./holds.js";
 
-type Deps = Pick<AppDeps, "db" | "clients" | "now">;
+type Deps = Pick<AppDeps, "db" | "clients" | "config" | "now">;
 
 type ReturnRow = {
   id: string;
@@ -21,6 +22,7 @@ type ReturnRow = {
   tx_hash: Hex;
   raw_tx: Hex;
   block_number: string | null;
+  subject: string;
   to_address: string;
   token: string;
   amount_units: string;
@@ -33,17 +35,20 @@ type ReturnRow = {
  * while it waits. It needs no key (the factory owner signed them; the settler only resends the stored bytes):
  * - signed or sent: mined -> `mined`; reverted -> `reverted` and dropped -> `dropped` (nothing moved, the hold stays
  *   as it was: the operator may run the return again); else the same bytes again;
- * - mined: its receipt is read again (a re-org that took it away sends it back to `sent`), and once it is the chain's
- *   finality depth deep and indexed (the address's balance and transfers then show the funds gone, so the vault
- *   sweeper and the payment list count without them) it completes, in one transaction: the return `completed`, the
- *   hold `returned` with the audit row (the operator's name and reason), and the subject's move.
+ * - mined: its receipt is read again (a re-org that took it away sends it back to `sent`). Once it is the chain's
+ *   finality depth deep and indexed (for a vault deposit: recorded past by the deposit recorder, whose tip the
+ *   sweeper reads balances at), so the address's balance is counted without the returned funds, it completes, in one
+ *   transaction: the return `completed`, the hold `returned` with the audit row (the operator's name and reason), and
+ *   the subject's move.
  */
 export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<void> {
   const client = deps.clients.get(chain.chainId);
   if (!client) return;
   const { rows } = await deps.db.pool.query<ReturnRow>(
-    `SELECT id, hold_id, status, signer, nonce, tx_hash, raw_tx, block_number::text, to_address, token, amount_units::text, actor, reason
-       FROM sanctions_returns WHERE chain_id = $1 AND status IN ('signed', 'sent', 'mined') ORDER BY nonce`,
+    `SELECT r.id, r.hold_id, r.status, r.signer, r.nonce, r.tx_hash, r.raw_tx, r.block_number::text, h.subject, r.to_address, r.token,
+            r.amount_units::text, r.actor, r.reason
+       FROM sanctions_returns r JOIN sanctions_holds h ON h.id = r.hold_id
+      WHERE r.chain_id = $1 AND r.status IN ('signed', 'sent', 'mined') ORDER BY r.nonce`,
     [chain.chainId],
   );
   if (!rows.length) return;
@@ -79,6 +84,10 @@ export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<voi
   if (!mined.length) return;
   const head = await client.getBlockNumber({ cacheTime: 0 });
   const indexed = (await indexerProgress(deps.db))?.find((p) => p.chainId === chain.chainId)?.indexedBlock;
+  // A vault address's balance is read by the sweeper at the deposit recorder's confirmed tip: once it is past the
+  // return, the group's balance no longer has the returned funds (else they would be taken for an unrecorded deposit).
+  const vaultCursor = mined.some((r) => r.subject === "vault_deposit") ? await readVaultDepositCursor(deps, chain.chainId) : null;
+  const vaultTip = vaultCursor ? confirmedTip(vaultCursor.latest, vaultConfirmations(deps, chain)) : -1n;
   for (const r of mined) {
     let block: bigint;
     try {
@@ -94,7 +103,8 @@ export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<voi
     }
     if (r.block_number !== block.toString()) await set(r.id, ["mined"], `block_number = $3`, [block.toString()]);
     const deep = head - block + 1n >= BigInt(chain.finalityBlocks);
-    if (deep && indexed !== undefined && BigInt(indexed) >= block) await completeReturn(deps, r);
+    const seen = indexed !== undefined && BigInt(indexed) >= block && (r.subject !== "vault_deposit" || vaultTip >= block);
+    if (deep && seen) await completeReturn(deps, r);
   }
 }
 

@@ -1,17 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { getAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease } from "../../cli/sanctions.js";
+import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease, cliSanctionsReturn } from "../../cli/sanctions.js";
+import { LOCAL_ROLES } from "../../local/accounts.js";
+import { settleReturns } from "../../modules/sanctions/return-settle.js";
 import { vaultDeposits } from "../../processors/vault-deposits.js";
 import { vaultSweeper } from "../../processors/vault-sweeper.js";
-import { chainHelpers, stepUntil } from "../helpers/chain.js";
+import { chainHelpers, stepUntil, waitIndexed } from "../helpers/chain.js";
+import { asDeployer } from "../helpers/deployer-lock.js";
 import { flagOnOracle, sanctionsRows } from "../helpers/sanctions.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Vault deposits from flagged senders (docs/sanctions.md, "Vault deposits: `held`", "Operator CLI"): each is `held`
 // with its hold row and the vault webhook `deposit.failed` (`status: "held"`), and its (address, token) is not swept.
-// The operator rejects one: no funds move, it stays `held` for good, with the audit row, and a clean deposit that
-// arrives later at that address waits behind it (frozen). The operator releases the other: it is swept to the
+// The operator rejects one: no funds move, it stays `held`, with the audit row, and a clean deposit that arrives later
+// at that address waits behind it (frozen) until the operator returns the rejected deposit's funds (`sanctions
+// return`): then it is `returned` and the clean one is swept. The operator releases the other: it is swept to the
 // business wallet at the vault's fee. test/sanctions/screening.test.ts covers a held deposit released with a clean
 // one of the same address; this file covers the webhook and the rejection. Recording and sweeping are driven pass by
 // pass (no background processors).
@@ -57,7 +61,7 @@ async function sweepsCovering(ids: string[]): Promise<number> {
 }
 
 describe("vault deposits from flagged senders: reject and release", () => {
-  it("held with deposit.failed (status held); a rejected one stays held and unswept for good; a released one is swept", async () => {
+  it("held with deposit.failed (status held); a rejected one stays held and unswept until returned; a released one is swept", async () => {
     const m = await svc.newMerchant({ name: "Vault with flagged users" });
     const wallet = privateKeyToAccount(generatePrivateKey()).address;
     const created = await svc.http("POST", "/vault/v1/config", {
@@ -239,7 +243,7 @@ describe("vault deposits from flagged senders: reject and release", () => {
       frozen: null,
     });
 
-    // The rejection is final: neither released nor rejected again.
+    // The rejection stands: neither released nor rejected again.
     for (const decide of [cliSanctionsRelease, cliSanctionsReject])
       await expect(decide(svc.deps.db, { depositId: a.id }, { reason: "again", operator: "ops" }, svc.clock.now)).rejects.toThrow(
         "Deposit is not held by sanctions screening",
@@ -248,5 +252,62 @@ describe("vault deposits from flagged senders: reject and release", () => {
     expect((await depositOf(txA))!.status).toBe("held");
     expect((await depositOf(txA2))!.status).toBe("detected");
     expect(await h().balanceOf("USDT", toReject)).toBe(13n * USDT);
+
+    // The operator returns the rejected deposit's funds with the factory owner's key: its own 10 USDT, not the clean
+    // 3 USDT behind it (test/sanctions/return.test.ts covers the checks). Mined, not final: the group still waits.
+    const returnTo = privateKeyToAccount(generatePrivateKey()).address;
+    const returned = await asDeployer(svc.deps.db, () =>
+      cliSanctionsReturn(
+        svc.deps.db,
+        svc.deps.chains,
+        LOCAL_ROLES.deployer,
+        { depositId: a.id },
+        { to: returnTo, reason: "returned under licence", operator: "compliance-officer", yes: true },
+        svc.deps.config,
+      ),
+    );
+    expect(returned).toMatchObject({
+      subject: "vault_deposit",
+      holdStatus: "rejected",
+      status: "mined",
+      amountUnits: (10n * USDT).toString(),
+      balanceUnits: (13n * USDT).toString(),
+    });
+    expect(await h().balanceOf("USDT", toReject)).toBe(3n * USDT);
+    expect(await h().balanceOf("USDT", returnTo)).toBe(10n * USDT);
+    await pass();
+    expect((await depositOf(txA))!.status).toBe("held");
+    expect((await depositOf(txA2))!.status).toBe("detected");
+
+    // Final and indexed: the deposit is `returned`, with its audit row, and the clean deposit is swept at last.
+    await h().mine(chain().finalityBlocks);
+    await waitIndexed(svc.deps.db, CHAIN, BigInt((returned as { blockNumber: string }).blockNumber));
+    await stepUntil(
+      "the deposit returned",
+      async () => {
+        await recorder.run(svc.deps); // the sweeper reads the address's balance at the recorder's tip
+        await settleReturns(svc.deps, chain());
+      },
+      async () => (await depositOf(txA))!.status === "returned",
+    );
+    expect(await depositMoves(a.id)).toEqual([
+      [null, "detected"],
+      ["detected", "held"],
+      ["held", "returned"],
+    ]);
+    expect((await rows().holds("deposit_id", a.id)).map((x) => x.status)).toEqual(["returned"]);
+    expect((await rows().actions("deposit_id", a.id)).map((x) => [x.action, x.actor, x.subject_from, x.subject_to])).toEqual([
+      ["reject", "compliance-officer", "held", "held"],
+      ["return", "compliance-officer", "held", "returned"],
+    ]);
+    await stepUntil("the clean deposit swept", pass, async () => (await depositOf(txA2))!.status === "completed");
+    expect(await depositOf(txA2)).toMatchObject({ amount: "3000000", fee: "7500", net_amount: "2992500" });
+    expect(await h().balanceOf("USDT", toReject)).toBe(0n);
+    expect(await h().balanceOf("USDT", wallet)).toBe(4n * USDT - 10_000n + 3n * USDT - 7_500n);
+    const listedReturned = await svc.http("GET", "/vault/v1/deposits?status=returned", { apiKey: m.apiKey });
+    expect(listedReturned.status, JSON.stringify(listedReturned.body)).toBe(200);
+    expect(listedReturned.body.data.deposits.map((d: any) => [d.depositId, d.status])).toEqual([[a.id, "returned"]]);
+    // No vault webhook for a return (the spec's deposit events are completed and failed).
+    expect((await vaultOutbox(a.id)).map((x) => x.event)).toEqual(["deposit.failed"]);
   });
 });
