@@ -169,7 +169,15 @@ async function moveSubject(
     );
     if (rowCount) return { from: "requested", to: "failed" };
   } else {
-    const moved = await transitionDeposit(c, hold.deposit_id!, { from: ["held"], to: "returned", reason: why, now, data: funds });
+    // The business receives none of it and pays no fee on it.
+    const moved = await transitionDeposit(c, hold.deposit_id!, {
+      from: ["held"],
+      to: "returned",
+      reason: why,
+      now,
+      data: funds,
+      set: { fee: "0", net_amount: "0" },
+    });
     if (moved) return { from: "held", to: "returned" };
   }
   const table = hold.subject === "vault_deposit" ? "vault_deposits" : hold.subject === "payment" ? "payments" : "fund_recoveries";

@@ -295,6 +295,7 @@ describe("vault deposits from flagged senders: reject and release", () => {
       ["detected", "held"],
       ["held", "returned"],
     ]);
+    expect(await depositOf(txA)).toMatchObject({ amount: "10000000", fee: "0", net_amount: "0", sweep_id: null });
     expect((await rows().holds("deposit_id", a.id)).map((x) => x.status)).toEqual(["returned"]);
     expect((await rows().actions("deposit_id", a.id)).map((x) => [x.action, x.actor, x.subject_from, x.subject_to])).toEqual([
       ["reject", "compliance-officer", "held", "held"],
