@@ -20,6 +20,9 @@ import { totalFeeUnits } from "../../modules/payments/serialize.js";
 import { reserve } from "../../modules/settlement/reserve.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
+import { LOCAL_ROLES } from "../../local/accounts.js";
+import { returnHeldFunds } from "../../modules/sanctions/return.js";
+import { settleReturns } from "../../modules/sanctions/return-settle.js";
 import { vaultDeposits } from "../../processors/vault-deposits.js";
 import { vaultSweeper } from "../../processors/vault-sweeper.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
@@ -644,6 +647,68 @@ describe("a sanctioned payment whose deposit is re-orged away", () => {
     expect(await settlementsOf(id)).toEqual(["mined"]);
     expect((await outbox(id)).map((d) => d.event)).toEqual(["payment.sanctioned", "payment.reorged", "payment.completed"]);
     expect(await sanctions().holds("payment_id", id)).toEqual([{ ...held, status: "released" }]);
+  });
+});
+
+describe("a return of held funds re-orged out", () => {
+  it("is sent again from its stored bytes (same hash), completes once at finality: the funds reach `to` once, one event", async () => {
+    const m = await newMerchant(["payment.sanctioned", "payment.cancelled"]);
+    const p = await createPayment(m.apiKey, { merchant: privateKeyToAccount(generatePrivateKey()).address, amount: "10", gasless: true });
+    const id = p.id as string;
+    const wallet = p.recipient_address as Address;
+    const payer = await fundedPayer("USDC", AMOUNT, 3);
+    flag(payer.address);
+    await transfer(payer, "USDC", wallet, AMOUNT);
+    await mine(3);
+    await detect();
+    await settleChain(deps, chain);
+    expect((await row(id)).status).toBe("sanctioned");
+
+    // The operator's return, sent (no block is mined until the test mines it), then mined 2 deep.
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const decision = { actor: "ops", reason: "returned under licence" };
+    const sent = await returnHeldFunds(deps, LOCAL_ROLES.deployer, { paymentId: id }, { to, confirm: true, waitMs: 0 }, decision);
+    expect(sent).toMatchObject({ status: "sent", amountUnits: AMOUNT.toString() });
+    const hash = (sent as { txHash: Hex }).txHash;
+    await mine(2);
+    await settleReturns(deps, chain);
+    const returns = async () =>
+      (
+        await deps.db.pool.query(
+          `SELECT id, status, tx_hash, block_number::text FROM sanctions_returns WHERE chain_id = $1 AND tx_hash = $2`,
+          [CHAIN_ID, hash],
+        )
+      ).rows;
+    expect((await returns()).map((r) => r.status)).toEqual(["mined"]);
+    expect(await h.balanceOf("USDC", to)).toBe(AMOUNT);
+
+    // Re-orged out: the settler's step sees no receipt (back to sent), sends the same bytes again, and follows them.
+    await reorg(2, [hash]);
+    expect(await h.balanceOf("USDC", to)).toBe(0n);
+    expect(await h.balanceOf("USDC", wallet)).toBe(AMOUNT);
+    await settleReturns(deps, chain);
+    expect((await returns()).map((r) => r.status)).toEqual(["sent"]);
+    await settleReturns(deps, chain); // rebroadcast
+    await mine(1);
+    await settleReturns(deps, chain);
+    expect((await returns()).map((r) => r.status)).toEqual(["mined"]);
+    expect((await h.pub.getTransactionReceipt({ hash })).status).toBe("success");
+    expect((await row(id)).status).toBe("sanctioned");
+
+    // Final: completed once; the funds reached `to` once; one payment.cancelled.
+    await mine(chain.finalityBlocks);
+    await settleReturns(deps, chain);
+    await settleChain(deps, chain);
+    expect((await returns()).map((r) => r.status)).toEqual(["completed"]);
+    expect((await row(id)).status).toBe("cancelled");
+    expect(await h.balanceOf("USDC", to)).toBe(AMOUNT);
+    expect(await h.balanceOf("USDC", wallet)).toBe(0n);
+    const cancelled = (await outbox(id)).filter((d) => d.event === "payment.cancelled");
+    expect(cancelled).toHaveLength(1);
+    expect(cancelled[0]!.payload).toMatchObject({
+      fundsReturned: { to: getAddress(to), amountUnits: AMOUNT.toString(), transactionHash: hash },
+    });
+    expect((await sanctions().holds("payment_id", id)).map((x) => x.status)).toEqual(["returned"]);
   });
 });
 
