@@ -64,22 +64,30 @@ export const notHeld = (subject: HoldSubject) => new Conflict(`${NOUN[subject]} 
  */
 export async function openHold(client: pg.PoolClient, target: Target): Promise<{ subject: HoldSubject; id: string; hold: HoldRow | null }> {
   const { subject, id } = subjectOf(target);
-  const owner =
-    subject === "payment"
-      ? await client.query<{ id: string }>(`SELECT id FROM payments WHERE id = $1 FOR UPDATE`, [id])
-      : subject === "recovery"
-        ? await client.query<{ id: string }>(
-            `SELECT p.id FROM fund_recoveries r JOIN payments p ON p.id = r.payment_id WHERE r.id = $1 FOR UPDATE OF p`,
-            [id],
-          )
-        : await client.query<{ id: string }>(`SELECT id FROM vault_deposits WHERE id = $1 FOR UPDATE`, [id]);
-  if (!owner.rows.length) throw new NotFound(`${NOUN[subject]} not found`);
+  if (!(await lockSubject(client, subject, id))) throw new NotFound(`${NOUN[subject]} not found`);
   const column = subject === "payment" ? "payment_id" : subject === "recovery" ? "recovery_id" : "deposit_id";
   const { rows } = await client.query<HoldRow>(
     `SELECT * FROM sanctions_holds WHERE ${column} = $1 AND subject = $2 AND status = 'held' FOR UPDATE`,
     [id, subject],
   );
   return { subject, id, hold: rows[0] ?? null };
+}
+
+/**
+ * Locks the row that owns a subject's holds, in the one order every step that creates, decides or returns a hold
+ * uses: the payment's row for a payment or a recovery (the recovery's payment), the deposit's for a vault deposit.
+ * False when the subject does not exist.
+ */
+export async function lockSubject(client: Pick<pg.PoolClient, "query">, subject: HoldSubject, id: string): Promise<boolean> {
+  const owner =
+    subject === "payment"
+      ? await client.query(`SELECT id FROM payments WHERE id = $1 FOR UPDATE`, [id])
+      : subject === "recovery"
+        ? await client.query(`SELECT p.id FROM fund_recoveries r JOIN payments p ON p.id = r.payment_id WHERE r.id = $1 FOR UPDATE OF p`, [
+            id,
+          ])
+        : await client.query(`SELECT id FROM vault_deposits WHERE id = $1 FOR UPDATE`, [id]);
+  return owner.rows.length > 0;
 }
 
 /** Resolves a hold and writes the decision's audit row (`sanctions_actions`), in the caller's transaction. */
@@ -120,5 +128,7 @@ export async function refuseIfReturning(client: Pick<pg.PoolClient, "query">, ho
     [holdId],
   );
   if (rows[0])
-    throw new Conflict(`A return of these funds is in flight (return ${rows[0].id}, ${rows[0].status}): wait until it completes`);
+    throw new Conflict(
+      `A return of these funds is in flight (return ${rows[0].id}, ${rows[0].status}): decide again once it completes, reverts or is dropped (sanctions list --all)`,
+    );
 }

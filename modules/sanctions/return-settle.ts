@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { getAddress, type Address, type Hex } from "viem";
+import { getAddress, type Address, type Hex, type TransactionReceipt } from "viem";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { isReceiptNotFound, reconcileStored } from "../../chains/tx-sender.js";
 import type { AppDeps } from "../../core/deps.js";
@@ -9,7 +9,7 @@ import { indexerProgress } from "../../db/indexer-status.js";
 import { transition } from "../payments/state-machine.js";
 import { transitionDeposit } from "../vault/deposits.js";
 import { confirmedTip, readVaultDepositCursor, vaultConfirmations } from "../vault/detect-deposits.js";
-import { resolveHold, type HoldRow } from "./holds.js";
+import { lockSubject, resolveHold, type HoldRow } from "./holds.js";
 
 type Deps = Pick<AppDeps, "db" | "clients" | "config" | "now">;
 
@@ -33,9 +33,10 @@ type ReturnRow = {
 /**
  * Follows the returns of held funds (`sanctions return`, return.ts) on a chain: a settler step, and what the CLI runs
  * while it waits. It needs no key (the factory owner signed them; the settler only resends the stored bytes):
- * - signed or sent: mined -> `mined`; reverted -> `reverted` and dropped -> `dropped` (nothing moved, the hold stays
- *   as it was: the operator may run the return again); else the same bytes again;
- * - mined: its receipt is read again (a re-org that took it away sends it back to `sent`). Once it is the chain's
+ * - signed or sent: mined (succeeded or reverted) -> `mined`; dropped -> `dropped` (nothing moved, the hold stays as it
+ *   was: the operator may run the return again); else the same bytes again;
+ * - mined: its receipt is read again (a re-org that took it away sends it back to `sent`). A reverted one becomes
+ *   `reverted` only at the chain's finality depth (a re-org may still bring it back as a success). Once it is the chain's
  *   finality depth deep and indexed (for a vault deposit: recorded past by the deposit recorder, whose tip the
  *   sweeper reads balances at), so the address's balance is counted without the returned funds, it completes, in one
  *   transaction: the return `completed`, the hold `returned` with the audit row (the operator's name and reason), and
@@ -59,20 +60,17 @@ export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<voi
       ...args,
     ]);
 
+  const byId = new Map(rows.map((r) => [r.id, r]));
   for (const signer of new Set(rows.filter((r) => r.status !== "mined").map((r) => r.signer))) {
     const txs = rows.filter((r) => r.status !== "mined" && r.signer === signer).map((r) => ({ ...r, hash: r.tx_hash, rawTx: r.raw_tx }));
     await reconcileStored({ chain, client, address: getAddress(signer) }, txs, async (r, outcome) => {
       const open = ["signed", "sent"];
-      if (outcome.status === "mined") {
+      // Mined, whether it succeeded or reverted: only at finality is its outcome taken (a re-org may change it), so
+      // until then the return stays open and the hold can be neither decided nor returned again.
+      if (outcome.status === "mined" || outcome.status === "reverted") {
         await set(r.id, open, `status = 'mined', block_number = $3`, [outcome.receipt.blockNumber.toString()]);
-        r.status = "mined";
-        r.block_number = outcome.receipt.blockNumber.toString();
-      } else if (outcome.status === "reverted")
-        await set(r.id, open, `status = 'reverted', block_number = $3, error = $4`, [
-          outcome.receipt.blockNumber.toString(),
-          `return transaction ${r.hash} reverted: nothing moved`,
-        ]);
-      else if (outcome.status === "dropped")
+        Object.assign(byId.get(r.id)!, { status: "mined", block_number: outcome.receipt.blockNumber.toString() });
+      } else if (outcome.status === "dropped")
         await set(r.id, open, `status = 'dropped', error = $3`, [
           `return transaction ${r.hash} dropped (its nonce went to another transaction): nothing moved`,
         ]);
@@ -89,9 +87,9 @@ export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<voi
   const vaultCursor = mined.some((r) => r.subject === "vault_deposit") ? await readVaultDepositCursor(deps, chain.chainId) : null;
   const vaultTip = vaultCursor ? confirmedTip(vaultCursor.latest, vaultConfirmations(deps, chain)) : -1n;
   for (const r of mined) {
-    let block: bigint;
+    let receipt: TransactionReceipt;
     try {
-      block = (await client.getTransactionReceipt({ hash: r.tx_hash })).blockNumber;
+      receipt = await client.getTransactionReceipt({ hash: r.tx_hash });
     } catch (e) {
       if (!isReceiptNotFound(e)) {
         logger("sanctions").warn({ chainId: chain.chainId, txHash: r.tx_hash, error: firstLine(e) }, "return receipt unknown, next pass");
@@ -101,10 +99,15 @@ export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<voi
       await set(r.id, ["mined"], `status = 'sent', block_number = NULL`);
       continue;
     }
+    const block = receipt.blockNumber;
     if (r.block_number !== block.toString()) await set(r.id, ["mined"], `block_number = $3`, [block.toString()]);
-    const deep = head - block + 1n >= BigInt(chain.finalityBlocks);
+    if (head - block + 1n < BigInt(chain.finalityBlocks)) continue;
+    if (receipt.status !== "success") {
+      await set(r.id, ["mined"], `status = 'reverted', error = $3`, [`return transaction ${r.tx_hash} reverted: nothing moved`]);
+      continue;
+    }
     const seen = indexed !== undefined && BigInt(indexed) >= block && (r.subject !== "vault_deposit" || vaultTip >= block);
-    if (deep && seen) await completeReturn(deps, r);
+    if (seen) await completeReturn(deps, r);
   }
 }
 
@@ -114,18 +117,20 @@ async function completeReturn(deps: Deps, r: ReturnRow) {
     const now = deps.now();
     const { rows: holds } = await c.query<HoldRow>(`SELECT * FROM sanctions_holds WHERE id = $1`, [r.hold_id]);
     const hold = holds[0]!;
-    // The subject's row first, as release, reject and the senders lock it (holds.ts openHold).
-    if (hold.subject === "vault_deposit") await c.query(`SELECT 1 FROM vault_deposits WHERE id = $1 FOR UPDATE`, [hold.deposit_id]);
-    else await c.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [hold.payment_id]);
-    const done = await c.query(`UPDATE sanctions_returns SET status = 'completed', updated_at = $2 WHERE id = $1 AND status = 'mined'`, [
-      r.id,
-      new Date(now),
-    ]);
-    if (!done.rowCount) return;
+    // The subject's row first, as release, reject and the senders lock it (holds.ts).
+    const subjectId =
+      hold.subject === "vault_deposit" ? hold.deposit_id! : hold.subject === "recovery" ? hold.recovery_id! : hold.payment_id!;
+    await lockSubject(c, hold.subject, subjectId);
     const { rows: cur } = await c.query<{ status: string }>(`SELECT status FROM sanctions_holds WHERE id = $1 FOR UPDATE`, [hold.id]);
     const was = cur[0]!.status;
-    if (was !== "held" && was !== "rejected") {
-      // release and reject refuse while a return is in flight: this is not expected. The return stays on record.
+    // Release and reject refuse while a return is in flight; a held deposit re-orged away is dropped by the recorder.
+    const note = was === "held" || was === "rejected" ? null : `the funds left, but the hold was already ${was}: look at the subject`;
+    const done = await c.query(
+      `UPDATE sanctions_returns SET status = 'completed', error = $3, updated_at = $2 WHERE id = $1 AND status = 'mined'`,
+      [r.id, new Date(now), note],
+    );
+    if (!done.rowCount) return;
+    if (note) {
       logger("sanctions").error(
         { holdId: hold.id, returnId: r.id, holdStatus: was },
         "return completed on a hold no longer held or rejected",

@@ -7,11 +7,13 @@ import { GasEstimateError, txSender, type BroadcastHooks } from "../../chains/tx
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { firstLine } from "../../core/log.js";
-import { checkDecision, subjectOf, type Decision, type HoldSubject, type Target } from "./holds.js";
+import { checkDecision, lockSubject, subjectOf, type Decision, type HoldSubject, type Target } from "./holds.js";
 import { settleReturns } from "./return-settle.js";
 import { screenAddresses } from "./screen.js";
+import { sourcesFor } from "./sources.js";
 
 type Deps = Pick<AppDeps, "db" | "config" | "clients" | "chains" | "now">;
+type Client = NonNullable<ReturnType<Deps["clients"]["get"]>>;
 
 /** What `sanctions return` is told beyond the subject: where, how much (smallest units), and whether to send. */
 export type ReturnOptions = {
@@ -40,19 +42,26 @@ type Returnable = {
   token: Address;
   /** A vault deposit's own amount (its address may hold other deposits' funds too); null for a payment or recovery. */
   amount: string | null;
+  /** What screening held: a payment's received amount, a recovery's requested one, a deposit's amount. */
+  held_units: string;
+  /** A vault deposit's block (a payment's or recovery's: null). */
+  block_number: string | null;
 };
 
 const RETURNABLE = {
   payment: `SELECT h.id AS hold_id, h.status AS hold_status, h.subject, h.chain_id, h.address, p.salt, p.merchant_address AS payout,
-                   p.recipient_address AS wallet, p.token_address AS token, NULL::text AS amount
+                   p.recipient_address AS wallet, p.token_address AS token, NULL::text AS amount,
+                   p.received_units::text AS held_units, NULL::text AS block_number
               FROM sanctions_holds h JOIN payments p ON p.id = h.payment_id
              WHERE h.payment_id = $1 AND h.subject = 'payment'`,
   recovery: `SELECT h.id AS hold_id, h.status AS hold_status, h.subject, h.chain_id, h.address, p.salt, p.merchant_address AS payout,
-                    p.recipient_address AS wallet, r.token, NULL::text AS amount
+                    p.recipient_address AS wallet, r.token, NULL::text AS amount,
+                    r.requested_units::text AS held_units, NULL::text AS block_number
                FROM sanctions_holds h JOIN fund_recoveries r ON r.id = h.recovery_id JOIN payments p ON p.id = r.payment_id
               WHERE h.recovery_id = $1`,
   vault_deposit: `SELECT h.id AS hold_id, h.status AS hold_status, h.subject, h.chain_id, h.address, u.salt, d.payout,
-                         d.address AS wallet, d.token_address AS token, d.amount::text AS amount
+                         d.address AS wallet, d.token_address AS token, d.amount::text AS amount,
+                         d.amount::text AS held_units, d.block_number::text AS block_number
                     FROM sanctions_holds h JOIN vault_deposits d ON d.id = h.deposit_id JOIN vault_users u ON u.id = d.vault_user_id
                    WHERE h.deposit_id = $1`,
 } as const;
@@ -115,11 +124,23 @@ export async function returnHeldFunds(deps: Deps, owner: LocalAccount, target: T
   }
 
   await checkOwner(chain, client, owner);
-  await checkDestination(deps, chain, wallet, to);
+  await checkWallet(chain, client, r, wallet);
+  await checkDestination(deps, chain, client, wallet, to);
+  const sources = sourcesFor(deps, chain).map((x) => x.name);
+  if (!sources.length && !licence)
+    throw new Conflict(
+      `no sanctions source is configured for chain ${chain.chainId}, so ${to} cannot be screened: give --licence <reference> to return anyway`,
+    );
   const screening = (await screenAddresses(deps, chain, [to])).get(to.toLowerCase())!;
   if (screening.status === "sanctioned" && !licence)
     throw new Conflict(`${to} is flagged by ${screening.source}: returning funds to it needs --licence <reference>`);
   if (screening.status === "unavailable") throw new Conflict(`${to} could not be screened (${screening.reason}): try again`);
+  if (r.block_number !== null) {
+    // A vault address also holds clean deposits: a deposit a re-org could still take away must not be returned from them.
+    const depth = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(r.block_number) + 1n;
+    if (depth < BigInt(chain.finalityBlocks))
+      throw new Conflict(`the deposit is ${depth} of ${chain.finalityBlocks} blocks deep: it can be returned once final`);
+  }
 
   const balance =
     token === zeroAddress
@@ -143,7 +164,10 @@ export async function returnHeldFunds(deps: Deps, owner: LocalAccount, target: T
     balanceUnits: balance.toString(),
     to,
     toScreening:
-      screening.status === "sanctioned" ? { status: "sanctioned", source: screening.source, licence } : { status: screening.status },
+      screening.status === "sanctioned"
+        ? { status: "sanctioned", source: screening.source, sources, licence }
+        : { status: screening.status, sources, licence },
+    heldUnits: r.held_units,
     signer: owner.address,
   };
 
@@ -166,7 +190,7 @@ export async function returnHeldFunds(deps: Deps, owner: LocalAccount, target: T
         hooks: opts.hooks,
         // Under the subject's row lock (as release and reject take it): still held or rejected, nothing in flight.
         claim: async (c) => {
-          await c.query(`SELECT 1 FROM ${SUBJECT_TABLE[subject]} WHERE id = $1 FOR UPDATE`, [id]);
+          await lockSubject(c, subject, id);
           const cur = await returnable(c, subject, id, true);
           return cur.hold_id === r.hold_id && !(await openReturn(c, r.hold_id));
         },
@@ -204,6 +228,12 @@ export async function returnHeldFunds(deps: Deps, owner: LocalAccount, target: T
       if (!tx) throw new Conflict("the hold changed meanwhile (decided, or a return started): look at `sanctions list`");
     } catch (e) {
       if (e instanceof GasEstimateError) throw new Conflict(`the return would revert, nothing was signed: ${firstLine(e)}`);
+      // Stored but not broadcast (or not confirmed sent): the settler sends the same bytes; a re-run follows them.
+      if (returnId)
+        throw new Error(
+          `return ${returnId} is stored but was not broadcast (${firstLine(e)}): the settler sends it; run again to follow it`,
+          { cause: e },
+        );
       throw e;
     }
   }
@@ -217,16 +247,20 @@ function returnAmount(r: Returnable, given: string | undefined, balance: bigint)
     if (given !== undefined) throw new Invalid("--amount is not taken for a vault deposit: its own amount is returned");
     amount = BigInt(r.amount);
   } else if (given !== undefined) {
-    if (!/^\d{1,78}$/.test(given.trim())) throw new Invalid("--amount must be a whole number of smallest units");
+    if (!/^[1-9]\d{0,77}$/.test(given.trim())) throw new Invalid("--amount must be a positive whole number of smallest units");
     amount = BigInt(given.trim());
-  } else amount = balance;
+  } else {
+    // By default what screening held, no more: funds that came later are returned only when the operator says so.
+    const held = BigInt(r.held_units);
+    amount = held > 0n && held < balance ? held : balance;
+  }
   if (amount === 0n) throw new Conflict("nothing to return: the deposit address holds none of this token");
   if (amount > balance) throw new Conflict(`the deposit address holds ${balance} units, less than the ${amount} to return`);
   return amount;
 }
 
 /** The signing key must be the factory's owner, and the owner no settler (the service's key must not be able to return). */
-async function checkOwner(chain: ActiveChain, client: NonNullable<ReturnType<Deps["clients"]["get"]>>, owner: LocalAccount) {
+async function checkOwner(chain: ActiveChain, client: Client, owner: LocalAccount) {
   const factory = chain.factory!;
   if (!(await factorySupportsReturn(client, factory)))
     throw new Conflict(`the factory on chain ${chain.chainId} (${factory}) predates returnFunds: it cannot return funds`);
@@ -237,11 +271,27 @@ async function checkOwner(chain: ActiveChain, client: NonNullable<ReturnType<Dep
     throw new Conflict(`the factory owner ${owner.address} is also a settler: give the owner its own key first`);
 }
 
-/** Where funds may not be returned to: nowhere, back where they are, the factory, or any address this service watches. */
-async function checkDestination(deps: Deps, chain: ActiveChain, wallet: Address, to: Address) {
+/** The deposit address must be this chain's factory's wallet of (salt, payout): only then can the factory move its funds. */
+async function checkWallet(chain: ActiveChain, client: Client, r: Returnable, wallet: Address) {
+  const computed = await client.readContract({
+    address: chain.factory!,
+    abi: walletFactoryAbi,
+    functionName: "computeAddress",
+    args: [r.salt, r.payout],
+  });
+  if (getAddress(computed) !== wallet)
+    throw new Conflict(
+      `the deposit address ${wallet} is not a wallet of chain ${chain.chainId}'s factory (${chain.factory}): it cannot return its funds`,
+    );
+}
+
+/** Where funds may not be returned to: nowhere, back where they are, our contracts, or any address this service watches. */
+async function checkDestination(deps: Deps, chain: ActiveChain, client: Client, wallet: Address, to: Address) {
   if (to === zeroAddress) throw new Invalid("--to may not be the zero address");
   if (to === wallet) throw new Invalid("--to is the deposit address itself");
   if (to === getAddress(chain.factory!)) throw new Invalid("--to is the wallet factory");
+  const implementation = await client.readContract({ address: chain.factory!, abi: walletFactoryAbi, functionName: "implementation" });
+  if (to === getAddress(implementation)) throw new Invalid("--to is the wallets' implementation contract");
   const { rows } = await deps.db.pool.query(`SELECT kind FROM watched_addresses WHERE chain_id = $1 AND address = $2`, [
     chain.chainId,
     to.toLowerCase(),
@@ -258,7 +308,7 @@ async function openReturn(db: Pick<pg.PoolClient, "query">, holdId: string) {
   return rows[0] ?? null;
 }
 
-/** Follows a return until its receipt (at most `waitMs`), through the settler's own step; its state then. */
+/** Follows a return until its receipt (at most `waitMs` of wall time), through the settler's own step; its state then. */
 async function follow(deps: Deps, chain: ActiveChain, returnId: string, waitMs: number) {
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -270,7 +320,9 @@ async function follow(deps: Deps, chain: ActiveChain, returnId: string, waitMs: 
     );
     const row = rows[0];
     if (row.status !== "signed" && row.status !== "sent") {
-      const head = await deps.clients.get(chain.chainId)!.getBlockNumber({ cacheTime: 0 });
+      const client = deps.clients.get(chain.chainId)!;
+      const head = await client.getBlockNumber({ cacheTime: 0 });
+      const receipt = row.status === "mined" ? await client.getTransactionReceipt({ hash: row.tx_hash }).catch(() => null) : null;
       const depth = row.block_number === null ? 0n : head - BigInt(row.block_number) + 1n;
       return {
         returnId,
@@ -283,9 +335,11 @@ async function follow(deps: Deps, chain: ActiveChain, returnId: string, waitMs: 
         next:
           row.status === "completed"
             ? "done"
-            : row.status === "mined"
-              ? `the settler completes it once ${chain.finalityBlocks} blocks deep and indexed`
-              : "nothing moved: the hold is as it was (see error)",
+            : receipt?.status === "reverted"
+              ? `the transaction reverted: it is recorded reverted once ${chain.finalityBlocks} blocks deep (nothing moved); then run the return again`
+              : row.status === "mined"
+                ? `the settler completes it once ${chain.finalityBlocks} blocks deep and indexed`
+                : "nothing moved: the hold is as it was (see error)",
       };
     }
     if (Date.now() > deadline)

@@ -144,6 +144,7 @@ export async function requestDepositRecovery(deps: Pick<AppDeps, "db" | "now">, 
     if (row.status === "completed") throw new Conflict("Deposit already processed");
     if (row.status === "processing") throw new Conflict("Deposit is being processed");
     if (row.status === "held") throw new Conflict("Deposit is held by sanctions screening");
+    if (row.status === "returned") throw new Conflict("Deposit funds were returned by sanctions screening");
     throw new Conflict("Only a held deposit (below the minimum, or a token the vault does not accept) can be recovered");
   }
   return depositView(row);

@@ -3,7 +3,8 @@ import { z } from "zod";
 /**
  * Payment webhook events: the spec's five ("Events"), plus our extensions (docs/webhooks.md), never in the default
  * subscription: `payment.reorged` (a counted deposit left the canonical chain and the payment is pending again),
- * `payment.cancelled` (cancelled by the merchant, or a sanctioned payment rejected by the operator: no funds move) and
+ * `payment.cancelled` (cancelled by the merchant, a sanctioned payment rejected by the operator: no funds move, or one
+ * whose funds the operator returned: `fundsReturned`) and
  * `payment.sanctioned` (a sender failed sanctions screening; funds held). All are subscribable.
  */
 export const PAYMENT_EVENTS = [

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { getAddress, zeroAddress, type Address, type Hex } from "viem";
+import { encodeFunctionData, getAddress, zeroAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease, cliSanctionsReturn, factoryOwner } from "../../cli/sanctions.js";
+import { walletFactoryAbi } from "../../abis/WalletFactory.js";
+import { txSender } from "../../chains/tx-sender.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
 import { returnHeldFunds } from "../../modules/sanctions/return.js";
 import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
@@ -122,7 +124,8 @@ describe("sanctions return", () => {
       amountUnits: due.toString(),
       balanceUnits: due.toString(),
       to: getAddress(to),
-      toScreening: { status: "clear" },
+      toScreening: { status: "clear", sources: [`oracle:${chain().sanctionsOracle!.toLowerCase()}`], licence: null },
+      heldUnits: due.toString(),
       signer: LOCAL_ROLES.deployer.address,
     });
     expect(BigInt((plan as { gasEstimate: string }).gasEstimate)).toBeGreaterThan(50_000n);
@@ -150,6 +153,14 @@ describe("sanctions return", () => {
       await expect(giveBack({ paymentId: id }, { to: dest, yes: true }), dest).rejects.toThrow(message);
     await expect(giveBack({ paymentId: id }, { to, amount: (due + 1n).toString(), yes: true })).rejects.toThrow(
       `the deposit address holds ${due} units, less than the ${due + 1n} to return`,
+    );
+    for (const amount of ["0", "-1", "1.5", "1e6"])
+      await expect(giveBack({ paymentId: id }, { to, amount, yes: true }), amount).rejects.toThrow(
+        "--amount must be a positive whole number of smallest units",
+      );
+    const implementation = await h().pub.readContract({ address: chain().factory!, abi: walletFactoryAbi, functionName: "implementation" });
+    await expect(giveBack({ paymentId: id }, { to: implementation, yes: true })).rejects.toThrow(
+      "--to is the wallets' implementation contract",
     );
     // With a licence the flagged payer is a valid destination (only the dry run here).
     expect(await giveBack({ paymentId: id }, { to: payer.address, licence: "OFAC-2026-0042" })).toMatchObject({
@@ -187,7 +198,7 @@ describe("sanctions return", () => {
       await expect(h().pub.getTransactionReceipt({ hash: hash! })).rejects.toThrow();
       // While it is in flight the hold can be neither released nor rejected, and the dry run says it is in flight.
       await expect(cliSanctionsRelease(svc.deps.db, { paymentId: id }, { reason: "x", operator: "ops" })).rejects.toThrow(
-        `A return of these funds is in flight (return ${stored.id}, signed): wait until it completes`,
+        `A return of these funds is in flight (return ${stored.id}, signed): decide again once it completes, reverts or is dropped`,
       );
       await expect(cliSanctionsReject(svc.deps.db, { paymentId: id }, { reason: "x", operator: "ops" })).rejects.toThrow(
         "A return of these funds is in flight",
@@ -272,8 +283,12 @@ describe("sanctions return", () => {
       ["return", "cancelled", "cancelled"],
     ]);
 
-    // What stays at the address is the merchant's to recover only if screening clears it: its sender is the flagged
-    // payer, so the recovery is held in turn (modules/sanctions/recovery.ts), not swept to the payout.
+    // What stays at the address is listed to the merchant as unexpected funds, recoverable only if screening clears
+    // it: its sender is the flagged payer, so the recovery is held in turn (modules/sanctions/recovery.ts), not swept.
+    const listed = await svc.http("GET", `/v1/payments?orderId=${encodeURIComponent((await row(id)).order_id)}`, { apiKey: m.apiKey });
+    expect(listed.body.data[0].unexpectedFunds).toEqual([
+      expect.objectContaining({ token: getAddress(usdt), units: (due - part).toString() }),
+    ]);
     const recover = await svc.http("POST", `/v1/payments/${id}/recover`, { apiKey: m.apiKey, body: { token: usdt } });
     expect(recover.status, JSON.stringify(recover.body)).toBe(200);
     const recovery = (await pool().query(`SELECT id FROM fund_recoveries WHERE payment_id = $1`, [id])).rows[0].id as string;
@@ -309,6 +324,71 @@ describe("sanctions return", () => {
     expect((await rows().actions("recovery_id", recovery)).map((a) => [a.action, a.subject_from, a.subject_to])).toEqual([
       ["return", "requested", "failed"],
     ]);
+  });
+
+  it("a return that reverts stays open until final (nothing can be decided meanwhile), then is recorded reverted: nothing moved", async () => {
+    const usdt = h().token("USDT").address;
+    const { id, wallet, due, hold } = await sanctionedPayment(CHAIN, usdt, (w, due, payer) => h().pay("USDT", w, due, payer));
+    const to = fresh();
+    const p = await row(id);
+    // A return transaction that reverts on chain (more than the balance; its gas given, so it is not estimated),
+    // stored as `sanctions return` stores one.
+    const tx = await asDeployer(svc.deps.db, async () => {
+      const sender = txSender({ db: svc.deps.db, chain: chain(), client: h().pub, account: LOCAL_ROLES.deployer });
+      const signed = await sender.sendTransaction({
+        to: chain().factory!,
+        gas: 200_000n,
+        data: encodeFunctionData({
+          abi: walletFactoryAbi,
+          functionName: "returnFunds",
+          args: [p.salt, p.merchant_address, usdt, to, due + 1n],
+        }),
+        record: async (c, t) => {
+          await c.query(
+            `INSERT INTO sanctions_returns (hold_id, chain_id, wallet, token, to_address, amount_units, actor, reason, signer, nonce, tx_hash, raw_tx)
+             VALUES ($1, $2, $3, $4, $5, $6, 'ops', 'too much', $7, $8, $9, $10)`,
+            [
+              hold,
+              CHAIN,
+              wallet.toLowerCase(),
+              usdt.toLowerCase(),
+              to.toLowerCase(),
+              (due + 1n).toString(),
+              t.from,
+              t.nonce,
+              t.hash,
+              t.rawTx,
+            ],
+          );
+        },
+      });
+      expect((await h().pub.waitForTransactionReceipt({ hash: signed!.hash })).status).toBe("reverted");
+      return signed!;
+    });
+    await settleReturns(svc.deps, chain());
+    expect((await returnsOf(hold)).map((r) => [r.status, r.tx_hash])).toEqual([["mined", tx.hash]]);
+    // Until final a re-org could bring it back as a success: the hold stays guarded.
+    await expect(cliSanctionsRelease(svc.deps.db, { paymentId: id }, { reason: "x", operator: "ops" })).rejects.toThrow(
+      "A return of these funds is in flight",
+    );
+    expect(await giveBack({ paymentId: id }, { to, yes: true })).toMatchObject({
+      inFlight: true,
+      status: "mined",
+      next: `the transaction reverted: it is recorded reverted once ${chain().finalityBlocks} blocks deep (nothing moved); then run the return again`,
+    });
+    await h().mine(chain().finalityBlocks);
+    await settleReturns(svc.deps, chain());
+    expect((await returnsOf(hold)).map((r) => [r.status, r.error])).toEqual([
+      ["reverted", `return transaction ${tx.hash} reverted: nothing moved`],
+    ]);
+    expect((await row(id)).status).toBe("sanctioned");
+    expect((await rows().holds("payment_id", id)).map((x) => x.status)).toEqual(["held"]);
+    expect(await h().balanceOf("USDT", wallet)).toBe(due);
+    expect(await h().balanceOf("USDT", to)).toBe(0n);
+    // The hold can be decided again.
+    expect(await cliSanctionsRelease(svc.deps.db, { paymentId: id }, { reason: "cleared", operator: "ops" })).toMatchObject({
+      status: "paid",
+    });
   });
 
   it("returns a sanctioned native-coin payment's coin (Polygon's finality, 200 blocks, is not mined here)", async () => {

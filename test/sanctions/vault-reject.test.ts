@@ -256,7 +256,7 @@ describe("vault deposits from flagged senders: reject and release", () => {
     // The operator returns the rejected deposit's funds with the factory owner's key: its own 10 USDT, not the clean
     // 3 USDT behind it (test/sanctions/return.test.ts covers the checks). Mined, not final: the group still waits.
     const returnTo = privateKeyToAccount(generatePrivateKey()).address;
-    const returned = await asDeployer(svc.deps.db, () =>
+    const giveBack = () =>
       cliSanctionsReturn(
         svc.deps.db,
         svc.deps.chains,
@@ -264,8 +264,10 @@ describe("vault deposits from flagged senders: reject and release", () => {
         { depositId: a.id },
         { to: returnTo, reason: "returned under licence", operator: "compliance-officer", yes: true },
         svc.deps.config,
-      ),
-    );
+      );
+    // A deposit is returned only once final (a re-org could still take it away, and the return would take clean funds).
+    await h().mine(chain().finalityBlocks);
+    const returned = await asDeployer(svc.deps.db, giveBack);
     expect(returned).toMatchObject({
       subject: "vault_deposit",
       holdStatus: "rejected",
@@ -303,6 +305,11 @@ describe("vault deposits from flagged senders: reject and release", () => {
     ]);
     await stepUntil("the clean deposit swept", pass, async () => (await depositOf(txA2))!.status === "completed");
     expect(await depositOf(txA2)).toMatchObject({ amount: "3000000", fee: "7500", net_amount: "2992500" });
+    // Nothing of the returned funds was taken for an unrecorded deposit (and charged the fee).
+    const { rows: excess } = await pool().query(`SELECT id FROM vault_deposits WHERE address = $1 AND transfer_id LIKE 'balance:%'`, [
+      toReject.toLowerCase(),
+    ]);
+    expect(excess).toEqual([]);
     expect(await h().balanceOf("USDT", toReject)).toBe(0n);
     expect(await h().balanceOf("USDT", wallet)).toBe(4n * USDT - 10_000n + 3n * USDT - 7_500n);
     const listedReturned = await svc.http("GET", "/vault/v1/deposits?status=returned", { apiKey: m.apiKey });
