@@ -3,9 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getAddress, parseUnits, toHex, type Address, type Hex } from "viem";
+import { encodeFunctionData, getAddress, parseUnits, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { testTokenAbi } from "../../abis/TestToken.js";
+import { walletFactoryAbi } from "../../abis/WalletFactory.js";
+import { txSender } from "../../chains/tx-sender.js";
 import { startApiServer } from "../../api/server.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { cliSanctionsList, cliSanctionsRelease } from "../../cli/sanctions.js";
@@ -650,8 +652,8 @@ describe("a sanctioned payment whose deposit is re-orged away", () => {
   });
 });
 
-describe("a return of held funds re-orged out", () => {
-  it("is sent again from its stored bytes (same hash), completes once at finality: the funds reach `to` once, one event", async () => {
+describe("a return of held funds (sanctions return)", () => {
+  it("re-orged out, is sent again from its stored bytes (same hash) and completes once at finality: funds reach `to` once, one event", async () => {
     const m = await newMerchant(["payment.sanctioned", "payment.cancelled"]);
     const p = await createPayment(m.apiKey, { merchant: privateKeyToAccount(generatePrivateKey()).address, amount: "10", gasless: true });
     const id = p.id as string;
@@ -709,6 +711,89 @@ describe("a return of held funds re-orged out", () => {
       fundsReturned: { to: getAddress(to), amountUnits: AMOUNT.toString(), transactionHash: hash },
     });
     expect((await sanctions().holds("payment_id", id)).map((x) => x.status)).toEqual(["returned"]);
+  });
+
+  it("one that reverts stays open (nothing can be decided) until final, then is recorded reverted: nothing moved", async () => {
+    const m = await newMerchant(["payment.sanctioned", "payment.cancelled"]);
+    const p = await createPayment(m.apiKey, { merchant: privateKeyToAccount(generatePrivateKey()).address, amount: "10", gasless: true });
+    const id = p.id as string;
+    const wallet = p.recipient_address as Address;
+    const payer = await fundedPayer("USDC", AMOUNT, 3);
+    flag(payer.address);
+    await transfer(payer, "USDC", wallet, AMOUNT);
+    await mine(3);
+    await detect();
+    await settleChain(deps, chain);
+    expect((await row(id)).status).toBe("sanctioned");
+    const hold = (await deps.db.pool.query(`SELECT id FROM sanctions_holds WHERE payment_id = $1 AND status = 'held'`, [id])).rows[0]
+      .id as string;
+    const returnsOf = async () =>
+      (await deps.db.pool.query(`SELECT status, tx_hash, error FROM sanctions_returns WHERE hold_id = $1`, [hold])).rows;
+
+    // A return transaction that reverts on chain (more than the balance; its gas given, so it is not estimated),
+    // stored as `sanctions return` stores one.
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const usdc = h.token("USDC").address;
+    const sender = txSender({ db: deps.db, chain, client: h.pub, account: LOCAL_ROLES.deployer });
+    const tx = (await sender.sendTransaction({
+      to: chain.factory!,
+      gas: 200_000n,
+      data: encodeFunctionData({
+        abi: walletFactoryAbi,
+        functionName: "returnFunds",
+        args: [p.salt, p.merchant_address, usdc, to, AMOUNT + 1n],
+      }),
+      record: async (c, t) => {
+        await c.query(
+          `INSERT INTO sanctions_returns (hold_id, chain_id, wallet, token, to_address, amount_units, actor, reason, signer, nonce, tx_hash, raw_tx)
+           VALUES ($1, $2, $3, $4, $5, $6, 'ops', 'too much', $7, $8, $9, $10)`,
+          [
+            hold,
+            CHAIN_ID,
+            wallet.toLowerCase(),
+            usdc.toLowerCase(),
+            to.toLowerCase(),
+            (AMOUNT + 1n).toString(),
+            t.from,
+            t.nonce,
+            t.hash,
+            t.rawTx,
+          ],
+        );
+      },
+    }))!;
+    await mine(1);
+    expect((await h.pub.getTransactionReceipt({ hash: tx.hash })).status).toBe("reverted");
+    await settleReturns(deps, chain);
+    expect(await returnsOf()).toEqual([{ status: "mined", tx_hash: tx.hash, error: null }]);
+
+    // Until final a re-org could bring it back as a success: the hold stays guarded, and a re-run follows it.
+    await mine(chain.finalityBlocks - 2); // 29 deep: one short
+    await settleReturns(deps, chain);
+    expect((await returnsOf()).map((r) => r.status)).toEqual(["mined"]);
+    await expect(cliSanctionsRelease(deps.db, { paymentId: id }, { reason: "x", operator: "ops" })).rejects.toThrow(
+      "A return of these funds is in flight",
+    );
+    const decision = { actor: "ops", reason: "again" };
+    expect(await returnHeldFunds(deps, LOCAL_ROLES.deployer, { paymentId: id }, { to, confirm: true, waitMs: 0 }, decision)).toMatchObject({
+      inFlight: true,
+      status: "mined",
+      next: `the transaction reverted: it is recorded reverted once ${chain.finalityBlocks} blocks deep (nothing moved); then run the return again`,
+    });
+
+    // Final: reverted, nothing moved, the hold as it was; it can be decided again.
+    await mine(1);
+    await settleReturns(deps, chain);
+    expect(await returnsOf()).toEqual([
+      { status: "reverted", tx_hash: tx.hash, error: `return transaction ${tx.hash} reverted: nothing moved` },
+    ]);
+    expect((await row(id)).status).toBe("sanctioned");
+    expect((await sanctions().holds("payment_id", id)).map((x) => x.status)).toEqual(["held"]);
+    expect(await h.balanceOf("USDC", wallet)).toBe(AMOUNT);
+    expect(await h.balanceOf("USDC", to)).toBe(0n);
+    expect(await cliSanctionsRelease(deps.db, { paymentId: id }, { reason: "cleared", operator: "ops" })).toMatchObject({
+      status: "paid",
+    });
   });
 });
 

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { encodeFunctionData, getAddress, zeroAddress, type Address, type Hex } from "viem";
+import { getAddress, zeroAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease, cliSanctionsReturn, factoryOwner } from "../../cli/sanctions.js";
 import { walletFactoryAbi } from "../../abis/WalletFactory.js";
-import { txSender } from "../../chains/tx-sender.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
 import { returnHeldFunds } from "../../modules/sanctions/return.js";
 import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
@@ -21,7 +20,8 @@ import { startTestService, type TestService } from "../helpers/service.js";
 // transaction, never a second one); release and reject are refused while it is in flight; the settler completes it
 // once final and indexed: the payment `cancelled` with `fundsReturned`, the hold `returned` with its audit row. The
 // destination is checked and screened. Detection and settlement are driven pass by pass (no background processors).
-// The vault deposit case: test/sanctions/vault-reject.test.ts.
+// The vault deposit case: test/sanctions/vault-reject.test.ts; a return re-orged out, and one that reverts (both need
+// blocks mined by hand): test/chaos/reorg.test.ts.
 
 vi.setConfig({ testTimeout: 300_000 });
 const CHAIN = 777177;
@@ -324,71 +324,6 @@ describe("sanctions return", () => {
     expect((await rows().actions("recovery_id", recovery)).map((a) => [a.action, a.subject_from, a.subject_to])).toEqual([
       ["return", "requested", "failed"],
     ]);
-  });
-
-  it("a return that reverts stays open until final (nothing can be decided meanwhile), then is recorded reverted: nothing moved", async () => {
-    const usdt = h().token("USDT").address;
-    const { id, wallet, due, hold } = await sanctionedPayment(CHAIN, usdt, (w, due, payer) => h().pay("USDT", w, due, payer));
-    const to = fresh();
-    const p = await row(id);
-    // A return transaction that reverts on chain (more than the balance; its gas given, so it is not estimated),
-    // stored as `sanctions return` stores one.
-    const tx = await asDeployer(svc.deps.db, async () => {
-      const sender = txSender({ db: svc.deps.db, chain: chain(), client: h().pub, account: LOCAL_ROLES.deployer });
-      const signed = await sender.sendTransaction({
-        to: chain().factory!,
-        gas: 200_000n,
-        data: encodeFunctionData({
-          abi: walletFactoryAbi,
-          functionName: "returnFunds",
-          args: [p.salt, p.merchant_address, usdt, to, due + 1n],
-        }),
-        record: async (c, t) => {
-          await c.query(
-            `INSERT INTO sanctions_returns (hold_id, chain_id, wallet, token, to_address, amount_units, actor, reason, signer, nonce, tx_hash, raw_tx)
-             VALUES ($1, $2, $3, $4, $5, $6, 'ops', 'too much', $7, $8, $9, $10)`,
-            [
-              hold,
-              CHAIN,
-              wallet.toLowerCase(),
-              usdt.toLowerCase(),
-              to.toLowerCase(),
-              (due + 1n).toString(),
-              t.from,
-              t.nonce,
-              t.hash,
-              t.rawTx,
-            ],
-          );
-        },
-      });
-      expect((await h().pub.waitForTransactionReceipt({ hash: signed!.hash })).status).toBe("reverted");
-      return signed!;
-    });
-    await settleReturns(svc.deps, chain());
-    expect((await returnsOf(hold)).map((r) => [r.status, r.tx_hash])).toEqual([["mined", tx.hash]]);
-    // Until final a re-org could bring it back as a success: the hold stays guarded.
-    await expect(cliSanctionsRelease(svc.deps.db, { paymentId: id }, { reason: "x", operator: "ops" })).rejects.toThrow(
-      "A return of these funds is in flight",
-    );
-    expect(await giveBack({ paymentId: id }, { to, yes: true })).toMatchObject({
-      inFlight: true,
-      status: "mined",
-      next: `the transaction reverted: it is recorded reverted once ${chain().finalityBlocks} blocks deep (nothing moved); then run the return again`,
-    });
-    await h().mine(chain().finalityBlocks);
-    await settleReturns(svc.deps, chain());
-    expect((await returnsOf(hold)).map((r) => [r.status, r.error])).toEqual([
-      ["reverted", `return transaction ${tx.hash} reverted: nothing moved`],
-    ]);
-    expect((await row(id)).status).toBe("sanctioned");
-    expect((await rows().holds("payment_id", id)).map((x) => x.status)).toEqual(["held"]);
-    expect(await h().balanceOf("USDT", wallet)).toBe(due);
-    expect(await h().balanceOf("USDT", to)).toBe(0n);
-    // The hold can be decided again.
-    expect(await cliSanctionsRelease(svc.deps.db, { paymentId: id }, { reason: "cleared", operator: "ops" })).toMatchObject({
-      status: "paid",
-    });
   });
 
   it("returns a sanctioned native-coin payment's coin (Polygon's finality, 200 blocks, is not mined here)", async () => {
