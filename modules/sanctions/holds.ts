@@ -29,7 +29,13 @@ export type Decision = { actor: string; reason: string };
 /** Exactly one of them. */
 export type Target = { paymentId?: string; recoveryId?: string; depositId?: string };
 
-const NOUN = { payment: "Payment", recovery: "Recovery", vault_deposit: "Deposit" } as const;
+export const NOUN = { payment: "Payment", recovery: "Recovery", vault_deposit: "Deposit" } as const;
+/** The table each subject's row is in. */
+export const SUBJECT_TABLE = { payment: "payments", recovery: "fund_recoveries", vault_deposit: "vault_deposits" } as const;
+
+/** The id of the hold's subject (a recovery's hold also names its payment). */
+export const subjectIdOf = (hold: Pick<HoldRow, "subject" | "payment_id" | "recovery_id" | "deposit_id">): string =>
+  hold.subject === "vault_deposit" ? hold.deposit_id! : hold.subject === "recovery" ? hold.recovery_id! : hold.payment_id!;
 
 export function checkDecision(d: Decision): Decision {
   const actor = d.actor?.trim();
@@ -118,17 +124,23 @@ export async function resolveHold(
   };
 }
 
-/**
- * Refuses a decision on a hold whose funds are being returned (a `sanctions_returns` row signed, sent or mined): the
- * return decides it when it completes (return-settle.ts), or leaves it as it was if the transaction reverts or drops.
- */
-export async function refuseIfReturning(client: Pick<pg.PoolClient, "query">, holdId: string): Promise<void> {
+/** The hold's open return (`sanctions_returns` signed, sent or mined: at most one), or null. */
+export async function openReturn(client: Pick<pg.PoolClient, "query">, holdId: string) {
   const { rows } = await client.query<{ id: string; status: string }>(
     `SELECT id, status FROM sanctions_returns WHERE hold_id = $1 AND status IN ('signed', 'sent', 'mined')`,
     [holdId],
   );
-  if (rows[0])
+  return rows[0] ?? null;
+}
+
+/**
+ * Refuses a decision on a hold whose funds are being returned (an open return): the return decides it when it
+ * completes (return-settle.ts), or leaves it as it was if the transaction reverts or drops.
+ */
+export async function refuseIfReturning(client: Pick<pg.PoolClient, "query">, holdId: string): Promise<void> {
+  const open = await openReturn(client, holdId);
+  if (open)
     throw new Conflict(
-      `A return of these funds is in flight (return ${rows[0].id}, ${rows[0].status}): decide again once it completes, reverts or is dropped (sanctions list --all)`,
+      `A return of these funds is in flight (return ${open.id}, ${open.status}): decide again once it completes, reverts or is dropped (sanctions list --all)`,
     );
 }

@@ -9,7 +9,7 @@ import { indexerProgress } from "../../db/indexer-status.js";
 import { transition } from "../payments/state-machine.js";
 import { transitionDeposit } from "../vault/deposits.js";
 import { confirmedTip, readVaultDepositCursor, vaultConfirmations } from "../vault/detect-deposits.js";
-import { lockSubject, resolveHold, type HoldRow } from "./holds.js";
+import { lockSubject, resolveHold, SUBJECT_TABLE, subjectIdOf, type HoldRow } from "./holds.js";
 
 type Deps = Pick<AppDeps, "db" | "clients" | "config" | "now">;
 
@@ -118,9 +118,7 @@ async function completeReturn(deps: Deps, r: ReturnRow) {
     const { rows: holds } = await c.query<HoldRow>(`SELECT * FROM sanctions_holds WHERE id = $1`, [r.hold_id]);
     const hold = holds[0]!;
     // The subject's row first, as release, reject and the senders lock it (holds.ts).
-    const subjectId =
-      hold.subject === "vault_deposit" ? hold.deposit_id! : hold.subject === "recovery" ? hold.recovery_id! : hold.payment_id!;
-    await lockSubject(c, hold.subject, subjectId);
+    await lockSubject(c, hold.subject, subjectIdOf(hold));
     const { rows: cur } = await c.query<{ status: string }>(`SELECT status FROM sanctions_holds WHERE id = $1 FOR UPDATE`, [hold.id]);
     const was = cur[0]!.status;
     // Release and reject refuse while a return is in flight; a held deposit re-orged away is dropped by the recorder.
@@ -185,8 +183,8 @@ async function moveSubject(
     });
     if (moved) return { from: "held", to: "returned" };
   }
-  const table = hold.subject === "vault_deposit" ? "vault_deposits" : hold.subject === "payment" ? "payments" : "fund_recoveries";
-  const id = hold.deposit_id ?? hold.recovery_id ?? hold.payment_id;
-  const { rows } = await c.query<{ status: string }>(`SELECT status FROM ${table} WHERE id = $1`, [id]);
+  const { rows } = await c.query<{ status: string }>(`SELECT status FROM ${SUBJECT_TABLE[hold.subject]} WHERE id = $1`, [
+    subjectIdOf(hold),
+  ]);
   return { from: rows[0]!.status, to: rows[0]!.status };
 }

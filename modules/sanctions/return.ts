@@ -7,7 +7,17 @@ import { GasEstimateError, txSender, type BroadcastHooks } from "../../chains/tx
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { firstLine } from "../../core/log.js";
-import { checkDecision, lockSubject, subjectOf, type Decision, type HoldSubject, type Target } from "./holds.js";
+import {
+  checkDecision,
+  lockSubject,
+  NOUN,
+  openReturn,
+  SUBJECT_TABLE,
+  subjectOf,
+  type Decision,
+  type HoldSubject,
+  type Target,
+} from "./holds.js";
 import { settleReturns } from "./return-settle.js";
 import { screenAddresses } from "./screen.js";
 import { sourcesFor } from "./sources.js";
@@ -65,9 +75,6 @@ const RETURNABLE = {
                     FROM sanctions_holds h JOIN vault_deposits d ON d.id = h.deposit_id JOIN vault_users u ON u.id = d.vault_user_id
                    WHERE h.deposit_id = $1`,
 } as const;
-
-const SUBJECT_TABLE = { payment: "payments", recovery: "fund_recoveries", vault_deposit: "vault_deposits" } as const;
-const NOUN = { payment: "Payment", recovery: "Recovery", vault_deposit: "Deposit" } as const;
 
 /** The subject's held or rejected hold (the newest), or why there is none. `lock`: FOR UPDATE of the hold. */
 async function returnable(db: Pick<pg.PoolClient, "query">, subject: HoldSubject, id: string, lock = false): Promise<Returnable> {
@@ -298,14 +305,6 @@ async function checkDestination(deps: Deps, chain: ActiveChain, client: Client, 
   ]);
   if (rows[0])
     throw new Invalid(`--to is an address this service watches (${rows[0].kind}): funds sent there would be taken for a deposit`);
-}
-
-async function openReturn(db: Pick<pg.PoolClient, "query">, holdId: string) {
-  const { rows } = await db.query<{ id: string; status: string }>(
-    `SELECT id, status FROM sanctions_returns WHERE hold_id = $1 AND status IN ('signed', 'sent', 'mined')`,
-    [holdId],
-  );
-  return rows[0] ?? null;
 }
 
 /** Follows a return until its receipt (at most `waitMs` of wall time), through the settler's own step; its state then. */

@@ -653,7 +653,8 @@ describe("a sanctioned payment whose deposit is re-orged away", () => {
 });
 
 describe("a return of held funds (sanctions return)", () => {
-  it("re-orged out, is sent again from its stored bytes (same hash) and completes once at finality: funds reach `to` once, one event", async () => {
+  /** A payment paid in full by a listed payer, 3 blocks deep: `sanctioned`, its funds held at its address. */
+  async function sanctionedPayment() {
     const m = await newMerchant(["payment.sanctioned", "payment.cancelled"]);
     const p = await createPayment(m.apiKey, { merchant: privateKeyToAccount(generatePrivateKey()).address, amount: "10", gasless: true });
     const id = p.id as string;
@@ -665,6 +666,11 @@ describe("a return of held funds (sanctions return)", () => {
     await detect();
     await settleChain(deps, chain);
     expect((await row(id)).status).toBe("sanctioned");
+    return { p, id, wallet };
+  }
+
+  it("re-orged out, is sent again from its stored bytes (same hash) and completes once at finality: funds reach `to` once, one event", async () => {
+    const { id, wallet } = await sanctionedPayment();
 
     // The operator's return, sent (no block is mined until the test mines it), then mined 2 deep.
     const to = privateKeyToAccount(generatePrivateKey()).address;
@@ -714,17 +720,7 @@ describe("a return of held funds (sanctions return)", () => {
   });
 
   it("one that reverts stays open (nothing can be decided) until final, then is recorded reverted: nothing moved", async () => {
-    const m = await newMerchant(["payment.sanctioned", "payment.cancelled"]);
-    const p = await createPayment(m.apiKey, { merchant: privateKeyToAccount(generatePrivateKey()).address, amount: "10", gasless: true });
-    const id = p.id as string;
-    const wallet = p.recipient_address as Address;
-    const payer = await fundedPayer("USDC", AMOUNT, 3);
-    flag(payer.address);
-    await transfer(payer, "USDC", wallet, AMOUNT);
-    await mine(3);
-    await detect();
-    await settleChain(deps, chain);
-    expect((await row(id)).status).toBe("sanctioned");
+    const { p, id, wallet } = await sanctionedPayment();
     const hold = (await deps.db.pool.query(`SELECT id FROM sanctions_holds WHERE payment_id = $1 AND status = 'held'`, [id])).rows[0]
       .id as string;
     const returnsOf = async () =>
