@@ -40,6 +40,12 @@ export type SendTransactionParameters = {
   value?: bigint;
   /** Gas limit as is; without it the call is estimated and given a 20% margin. */
   gas?: bigint;
+  /**
+   * The most gas this operation may cost, from what it should cost (a sweep of a registry token, a transfer):
+   * an estimate above it (a hostile token's `transfer` that burns gas) signs nothing and throws GasCapError, and
+   * the limit signed never exceeds it. The service pays this gas; an attacker's contract must not set it.
+   */
+  gasCap?: bigint;
   /** Runs under the signer's lock before a nonce is taken; false sends nothing (another replica got there first). */
   claim?: (client: PoolClient) => Promise<boolean>;
   /** Stores the signed transaction in the caller's table, in the database transaction that takes its nonce. */
@@ -54,6 +60,18 @@ export class GasEstimateError extends Error {
   constructor(cause: unknown) {
     super((cause as Error).message, { cause });
     this.name = "GasEstimateError";
+  }
+}
+
+/** The call would cost more gas than its operation's cap (`gasCap`): nothing was signed. A GasEstimateError, so
+ * callers that give up on a call that cannot execute give up on this one too. */
+export class GasCapError extends GasEstimateError {
+  constructor(
+    readonly estimate: bigint,
+    readonly cap: bigint,
+  ) {
+    super(new Error(`gas estimate ${estimate} exceeds this operation's cap of ${cap}`));
+    this.name = "GasCapError";
   }
 }
 
@@ -122,8 +140,14 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
   return {
     address: account.address,
 
-    async sendTransaction({ to, data, value, gas, claim, record, sent, hooks = {} }) {
-      const limit = gas ?? (await estimateWithMargin(to, data, value));
+    async sendTransaction({ to, data, value, gas, gasCap, claim, record, sent, hooks = {} }) {
+      let limit = gas ?? (await estimateWithMargin(to, data, value));
+      if (gasCap !== undefined && limit > gasCap) {
+        // The margin alone may cross the cap: the bare estimate must fit; the limit signed is then the cap.
+        const bare = gas ?? (limit * 10n) / 12n;
+        if (bare > gasCap) throw new GasCapError(bare, gasCap);
+        limit = gasCap;
+      }
       const fees = await client.estimateFeesPerGas();
       const tx = await withTransaction(db, async (c) => {
         await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chain.chainId}:${signer}`]);

@@ -20,6 +20,7 @@ const CONTRACTS = [
   "BridgeSource",
   "BridgeDestination",
   "SanctionsOracle",
+  "GasBurnerToken",
 ];
 
 const sources = Object.fromEntries(

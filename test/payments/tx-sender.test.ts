@@ -5,7 +5,7 @@ import { createPublicClient, http, keccak256, parseEther, parseGwei, type Hex, t
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { viemChain } from "../../chains/clients.js";
 import type { ActiveChain } from "../../chains/runtime.js";
-import { GasEstimateError, txSender, type StoredTx, type TxOutcome } from "../../chains/tx-sender.js";
+import { GasCapError, GasEstimateError, txSender, type StoredTx, type TxOutcome } from "../../chains/tx-sender.js";
 import type { Db } from "../../db/client.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
@@ -116,6 +116,32 @@ describe("gas estimation", () => {
   });
 });
 
+describe("gas cap", () => {
+  const prepared: Record<string, (p: any[]) => Answer> = {
+    eth_chainId: () => ({ result: hex(777177) }),
+    eth_getTransactionCount: () => ({ result: "0x0" }),
+    eth_maxPriorityFeePerGas: () => ({ result: "0x1" }),
+    eth_getBlockByNumber: () => ({ result: { number: hex(100), baseFeePerGas: "0x10", timestamp: "0x1", transactions: [] } }),
+  };
+  const send = (gasCap: bigint, gas?: bigint) =>
+    fakeSender().sendTransaction({ to: account.address, data: "0x", gas, gasCap, record: async () => expect.fail("nothing is signed") });
+
+  it("an estimate above the operation's cap (a token that burns gas) signs nothing: GasCapError, a GasEstimateError", async () => {
+    script = { ...prepared, eth_estimateGas: () => ({ result: hex(20_100_000) }) };
+    const e = await send(300_000n).catch((x) => x);
+    expect(e).toBeInstanceOf(GasCapError);
+    expect(e).toBeInstanceOf(GasEstimateError);
+    expect(e.estimate).toBe(20_100_000n);
+    expect(e.cap).toBe(300_000n);
+    expect(e.message).toContain("exceeds this operation's cap of 300000");
+  });
+
+  it("an explicit gas limit above the cap is refused too", async () => {
+    script = { ...prepared };
+    await expect(send(100_000n, 100_001n)).rejects.toBeInstanceOf(GasCapError);
+  });
+});
+
 describe("reconcile against a scripted node", () => {
   // Head 100, the node's finalized block 36: the safe block is max(36, 100 − 30) = 70.
   const node = (over: Record<string, (p: any[]) => Answer>) => {
@@ -182,6 +208,22 @@ describe("reconcile on Anvil (1 s blocks, chain 777177: 30 finality blocks, fina
     });
     await sender.reconcile([stored], async (_, o) => void outcomes.push(o.status));
     expect(outcomes).toEqual(["sent", "dropped"]);
+  });
+
+  it("on Anvil, an estimate under the cap whose margin crosses it is signed with the cap as its limit", async () => {
+    const chain = svc.deps.chains.find((c) => c.chainId === 777177)!;
+    const h = chainHelpers(chain);
+    const sender = txSender({ db: svc.deps.db, chain, client: h.pub as PublicClient, account: await h.newPayer() });
+    let signed: Hex | undefined;
+    const tx = await sender.sendTransaction({
+      to: account.address,
+      value: 1n,
+      gasCap: 22_000n,
+      record: async (_, t) => void (signed = t.hash),
+    });
+    expect(tx?.hash).toBe(signed);
+    const mined = await h.pub.getTransaction({ hash: tx!.hash });
+    expect(mined.gas).toBe(22_000n); // 21,000 estimated; the 20% margin would be 25,200
   });
 
   it("a revert on Anvil is a GasEstimateError", async () => {
