@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { cookiePrefix, secureCookies } from "../../core/cookies.js";
 import { login, logout, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
 import { errorsAs } from "../errors.js";
 import { jsonBody } from "../middleware/input.js";
@@ -19,7 +20,8 @@ export const auth = new Hono<AppEnv>()
     const session = await login(deps, await jsonBody(c, { invalid: "Invalid form data", contentType: "always" }), ipBucket(clientIp(c)));
     setCookie(c, SESSION_COOKIE, session.token, {
       httpOnly: true,
-      secure: deps.config.NODE_ENV === "production",
+      secure: secureCookies(deps.config),
+      prefix: cookiePrefix(deps.config),
       sameSite: "Lax",
       path: "/",
       expires: session.expiresAt,
@@ -27,7 +29,8 @@ export const auth = new Hono<AppEnv>()
     return c.json({ success: true, merchantId: session.merchantId, expiresAt: session.expiresAt.getTime() });
   })
   .post("/logout", async (c) => {
-    await logout(c.var.deps, getCookie(c, SESSION_COOKIE));
-    deleteCookie(c, SESSION_COOKIE, { path: "/" });
+    const prefix = cookiePrefix(c.var.deps.config);
+    await logout(c.var.deps, getCookie(c, SESSION_COOKIE, prefix));
+    deleteCookie(c, SESSION_COOKIE, { path: "/", secure: secureCookies(c.var.deps.config), prefix });
     return c.json({ success: true });
   });

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { getBalance } from "../../modules/gas-tank/balance.js";
+import { cookiePrefix } from "../../core/cookies.js";
 import { SESSION_COOKIE } from "../../modules/merchants/sessions.js";
 import { cancelPayment } from "../../modules/payments/cancel.js";
 import { createPayment } from "../../modules/payments/create.js";
@@ -36,7 +37,7 @@ export const payments = new Hono<AppEnv>()
  */
 export const paymentsV1 = new Hono<AppEnv>()
   .get("/", errorsAs("coded"), async (c) => {
-    const caller = c.req.header("x-api-key") ? keyCaller(c) : { session: getCookie(c, SESSION_COOKIE) };
+    const caller = c.req.header("x-api-key") ? keyCaller(c) : { session: getCookie(c, SESSION_COOKIE, cookiePrefix(c.var.deps.config)) };
     return c.json(await listPayments(c.var.deps, caller, queryOf(c)));
   })
   // The key is checked before the result envelope applies: a 401 here is `{error}`, as it always was.

@@ -3,6 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { walletFactoryAbi } from "../../abis/WalletFactory.js";
 import { startApiServer } from "../../api/server.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
+import { freePort } from "../../local/ports.js";
 import { viemChain } from "../../chains/clients.js";
 import { createApiKey, createMerchant, type MerchantType } from "../../modules/merchants/merchants.js";
 import { allProcessors } from "../../processors/index.js";
@@ -50,8 +51,11 @@ export async function startTestService(opts: { processors?: boolean; env?: Recor
   const settlerKey = generatePrivateKey();
   await authorizeSettler(base, privateKeyToAccount(settlerKey).address);
   await base.cleanup();
-  const deps = await createTestDeps({ now: clock.now, env: { ...opts.env, SETTLER_PRIVATE_KEY: settlerKey } });
-  const api = await startApiServer(deps, 0);
+  // The port is chosen first, so BASE_URL and APP_URL name the server's real origin: browsers' form posts are
+  // checked against it (core/same-origin.ts).
+  const port = opts.env?.PORT ? Number(opts.env.PORT) : await freePort();
+  const deps = await createTestDeps({ now: clock.now, env: { PORT: String(port), ...opts.env, SETTLER_PRIVATE_KEY: settlerKey } });
+  const api = await startApiServer(deps, port);
   const url = `http://127.0.0.1:${api.port}/api`;
   const processors = opts.processors === false ? undefined : startProcessors(deps, allProcessors(), noteProcessorLog);
   return {

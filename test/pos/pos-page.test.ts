@@ -311,12 +311,14 @@ describe("POS sale", () => {
   it("a deleted terminal's POS page is 404, also for a signed-in cashier", async () => {
     const s = await shop();
     await signIn(s.browser, s.page, PINS.alice);
+    // The sale form's token, read while the terminal lives (it is bound to the cashier's session).
+    const csrf = FormClient.csrfOf((await s.browser.get(s.page)).html);
     await svc.deps.db.pool.query(`UPDATE terminals SET deleted_at = now() WHERE id = $1`, [s.terminal.id]);
     const gone = await s.browser.get(s.page);
     expect(gone.status).toBe(404);
     expect(gone.html).toContain("Terminal not found");
     expect(
-      (await s.browser.submit("/dashboard/login", `${s.page}/sale`, { amount: "1", token: tokenKeyOf(svc, 777177, "USDT") })).status,
+      (await s.browser.submit(s.page, `${s.page}/sale`, { amount: "1", token: tokenKeyOf(svc, 777177, "USDT") }, { csrf })).status,
     ).toBe(404);
     expect((await new FormClient(origin).get(`/pos/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
     expect((await new FormClient(origin).get(`/pos/not-a-terminal`)).status).toBe(404);

@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { cookiePrefix, secureCookies } from "../../core/cookies.js";
 import { isDomainError } from "../../core/errors.js";
 import { login, logout, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
 import { signUp } from "../../modules/merchants/signup.js";
@@ -18,7 +19,8 @@ export function authPages(clientIp: (c: Context) => string) {
   const startSession = (c: Context<DashEnv>, s: { token: string; expiresAt: Date }) =>
     setCookie(c, SESSION_COOKIE, s.token, {
       httpOnly: true,
-      secure: c.var.deps.config.NODE_ENV === "production",
+      secure: secureCookies(c.var.deps.config),
+      prefix: cookiePrefix(c.var.deps.config),
       sameSite: "Lax",
       path: "/",
       expires: s.expiresAt,
@@ -143,8 +145,9 @@ export function authPages(clientIp: (c: Context) => string) {
       }
     })
     .post("/logout", async (c) => {
-      await logout(c.var.deps, getCookie(c, SESSION_COOKIE));
-      deleteCookie(c, SESSION_COOKIE, { path: "/" });
+      const prefix = cookiePrefix(c.var.deps.config);
+      await logout(c.var.deps, getCookie(c, SESSION_COOKIE, prefix));
+      deleteCookie(c, SESSION_COOKIE, { path: "/", secure: secureCookies(c.var.deps.config), prefix });
       return c.redirect("/dashboard/login", 303);
     });
 }

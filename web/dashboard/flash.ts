@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Config } from "../../core/config.js";
 import { createSecretBox, isSealed, secretBoxOf, type SecretBox } from "../../core/secret-box.js";
-import { CSRF_COOKIE } from "./csrf.js";
+import { csrfCookieOf } from "./csrf.js";
 import type { DashEnv } from "./env.js";
 
 // A one-time message carried across a POST-redirect-GET: a secret shown once (new API key, webhook secret,
@@ -41,7 +41,7 @@ function boxOf(config: Pick<Config, "SECRET_KEY" | "SECRET_KEY_PREVIOUS" | "HASH
 }
 
 /** What a flash is bound to: the screen, the session and the browser's form-token cookie. */
-const contextOf = (c: Context<DashEnv>, path: string) => `dashboard flash:${path}:${c.var.session}:${getCookie(c, CSRF_COOKIE) ?? ""}`;
+const contextOf = (c: Context<DashEnv>, path: string) => `dashboard flash:${path}:${c.var.session}:${csrfCookieOf(c, c.var.deps) ?? ""}`;
 
 const cookieOptions = (c: Context<DashEnv>, path: string) =>
   ({ path, httpOnly: true, sameSite: "Strict", secure: c.var.deps.config.NODE_ENV === "production" }) as const;

@@ -1,15 +1,18 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { getCookie } from "hono/cookie";
 import { html } from "hono/html";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { cookiePrefix } from "../../core/cookies.js";
 import { isDomainError, type DomainError } from "../../core/errors.js";
 import { logger } from "../../core/log.js";
 import { findAgent } from "../../modules/agents/agents.js";
 import { lowGasTank } from "../../modules/gas-tank/alert.js";
+import { SESSION_COOKIE } from "../../modules/merchants/sessions.js";
 import { serveAsset } from "../assets.js";
 import { dashboardAsset } from "./assets.js";
 import { authPages } from "./auth.js";
-import { csrf } from "./csrf.js";
+import { csrfGuard } from "./csrf.js";
 import { formInput } from "./form-input.js";
 import type { DashEnv } from "./env.js";
 import { Layout, Notice } from "./layout.js";
@@ -65,7 +68,7 @@ export function createDashboard(opts: DashboardOptions) {
   });
   dash.use(bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("Form too large", 413) }));
   dash.use(formInput);
-  dash.use(csrf);
+  dash.use(csrfGuard((c) => getCookie(c, SESSION_COOKIE, cookiePrefix(c.var.deps.config))));
   dash.use("/login", async (c, next) => (c.req.method === "POST" ? opts.limit("auth.login")(c, next) : next()));
   dash.use("/signup", async (c, next) => (c.req.method === "POST" ? opts.limit("dashboard.signup")(c, next) : next()));
   dash.route("/", authPages(opts.clientKey));

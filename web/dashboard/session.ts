@@ -1,16 +1,17 @@
 import { getCookie } from "hono/cookie";
+import { cookiePrefix } from "../../core/cookies.js";
 import { createMiddleware } from "hono/factory";
 import { merchantIdForSession, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
 import type { DashEnv } from "./env.js";
 
 /**
- * The session guard of every dashboard screen: the `cp_session` cookie (the one GET /api/v1/payments accepts)
+ * The session guard of every dashboard screen: the `cp_session` cookie (`__Host-cp_session` in production; the one GET /api/v1/payments accepts)
  * must name a live session; the merchant is loaded into `c.var.merchant`. Without one, a page view goes to the
  * login page (coming back here after), anything else gets 401.
  */
 export const requireSession = createMiddleware<DashEnv>(async (c, next) => {
   const deps = c.var.deps;
-  const token = getCookie(c, SESSION_COOKIE);
+  const token = getCookie(c, SESSION_COOKIE, cookiePrefix(deps.config));
   const merchantId = await merchantIdForSession(deps.db, token, deps.now());
   const { rows } = merchantId
     ? await deps.db.pool.query(`SELECT id, name, email, merchant_type, platform_fee_bps, promo_used FROM merchants WHERE id = $1`, [

@@ -4,12 +4,13 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import QRCode from "qrcode";
 import type { AppDeps } from "../../core/deps.js";
 import { isDomainError, RateLimited, type DomainError } from "../../core/errors.js";
+import { pathCookiePrefix, secureCookies } from "../../core/cookies.js";
 import { logger } from "../../core/log.js";
 import { createPosSale, posSaleView } from "../../modules/terminals/pos-sale.js";
 import { POS_COOKIE, posLogin, posLogout, posSession, posTerminal, type PosSession } from "../../modules/terminals/pos-sessions.js";
 import { terminalTokens } from "../../modules/terminals/terminal-settings.js";
 import { isPageAsset, serveAsset } from "../assets.js";
-import { csrf } from "../dashboard/csrf.js";
+import { csrfGuard } from "../dashboard/csrf.js";
 import { formInput } from "../dashboard/form-input.js";
 import { posAssets, posAssetUrls } from "./assets.js";
 import type { PosEnv } from "./env.js";
@@ -54,9 +55,9 @@ export function createPos(opts: PosOptions) {
     await next();
   });
   pos.use(bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text("Form too large", 413) }));
-  // The dashboard's middleware reads only c.var.deps and sets c.var.csrf, both of which PosEnv has.
+  // The dashboard's form guard; the token is bound to the cashier's session on this terminal.
   pos.use(formInput);
-  pos.use(csrf);
+  pos.use(csrfGuard((c) => getCookie(c, POS_COOKIE, pathCookiePrefix(c.var.deps.config))));
 
   const render = async (c: Context<PosEnv>, title: string, body: Parameters<typeof page>[2], status: Status = 200) =>
     c.html(page(title, posAssetUrls(await posAssets()), body), status);
@@ -84,7 +85,7 @@ export function createPos(opts: PosOptions) {
   /** The signed-in session of this terminal, or a response: 404 for no terminal, back to the PIN screen without a session. */
   async function sessionOr(c: Context<PosEnv>): Promise<PosSession | Response> {
     const id = c.req.param("terminalId")!;
-    const session = await posSession(c.var.deps, id, getCookie(c, POS_COOKIE));
+    const session = await posSession(c.var.deps, id, getCookie(c, POS_COOKIE, pathCookiePrefix(c.var.deps.config)));
     if (session) return session;
     if (!(await posTerminal(c.var.deps.db, id))) return notFound(c);
     return c.redirect(`/pos/${id}`, 303);
@@ -94,7 +95,7 @@ export function createPos(opts: PosOptions) {
     const id = c.req.param("terminalId");
     const terminal = await posTerminal(c.var.deps.db, id);
     if (!terminal) return notFound(c);
-    const session = await posSession(c.var.deps, id, getCookie(c, POS_COOKIE));
+    const session = await posSession(c.var.deps, id, getCookie(c, POS_COOKIE, pathCookiePrefix(c.var.deps.config)));
     if (!session) return render(c, terminal.name, <PinScreen terminal={terminal} csrf={c.var.csrf} />);
     return saleScreen(c, session);
   });
@@ -106,7 +107,8 @@ export function createPos(opts: PosOptions) {
       const { token, expiresAt } = await posLogin(c.var.deps, id, form.pin, opts.clientKey(c));
       setCookie(c, POS_COOKIE, token, {
         httpOnly: true,
-        secure: c.var.deps.config.NODE_ENV === "production",
+        secure: secureCookies(c.var.deps.config),
+        prefix: pathCookiePrefix(c.var.deps.config),
         sameSite: "Lax",
         path: cookiePath(id),
         expires: expiresAt,
@@ -122,8 +124,9 @@ export function createPos(opts: PosOptions) {
 
   pos.post("/:terminalId/logout", async (c) => {
     const id = c.req.param("terminalId");
-    await posLogout(c.var.deps, getCookie(c, POS_COOKIE));
-    deleteCookie(c, POS_COOKIE, { path: cookiePath(id) });
+    const prefix = pathCookiePrefix(c.var.deps.config);
+    await posLogout(c.var.deps, getCookie(c, POS_COOKIE, prefix));
+    deleteCookie(c, POS_COOKIE, { path: cookiePath(id), secure: secureCookies(c.var.deps.config), prefix });
     return c.redirect(`/pos/${id}`, 303);
   });
 
