@@ -9,9 +9,12 @@ import {
   type DocumentNode,
 } from "graphql";
 import type { AppDeps } from "../../core/deps.js";
+import { findMerchant } from "../../modules/merchants/authenticate.js";
+import { admit, refused } from "./admission.js";
 import { errorJson, maskUnexpected, REQUEST_ERROR_CODES as CODES, requestError, type ErrorJson } from "./errors.js";
 import { jsonProblem } from "../middleware/input.js";
-import { depthLimitRule, MAX_DOCUMENT_BYTES } from "./limits.js";
+import { costLimitRule } from "./cost.js";
+import { depthLimitRule, MAX_DOCUMENT_BYTES, MAX_ROOT_FIELDS } from "./limits.js";
 import { graphqlContext, rootValue } from "./resolvers.js";
 import { schema } from "./schema.js";
 import { MAX_NESTING, nestingDepth } from "./nesting.js";
@@ -35,17 +38,19 @@ const fail = (status: number, errors: ErrorJson[], headers?: Record<string, stri
 });
 
 /** Introspection (`__schema`, `__type`) is refused when NODE_ENV is production; `__typename` always works. */
+const costRule = costLimitRule(MAX_ROOT_FIELDS);
 export const validationRules = (deps: AppDeps) =>
   deps.config.NODE_ENV === "production"
-    ? [...specifiedRules, depthLimitRule, noNulTextRule, NoSchemaIntrospectionCustomRule]
-    : [...specifiedRules, depthLimitRule, noNulTextRule];
+    ? [...specifiedRules, depthLimitRule, costRule, noNulTextRule, NoSchemaIntrospectionCustomRule]
+    : [...specifiedRules, depthLimitRule, costRule, noNulTextRule];
 
 /**
  * One GraphQL-over-HTTP request: size limit, parse, validate (graphql-js's rules plus the depth
  * limit, and no introspection in production), then execute. This is what `graphql()` does, in
  * steps, because `graphql()` takes no extra validation rules.
  *
- * Status: 413 for a document over 20 kB, 400 when the document cannot be parsed or validated or
+ * Status: 429 (Retry-After: 1) when the caller already runs as many documents as it may at once (admission.ts),
+ * 413 for a document over 20 kB, 400 when the document cannot be parsed or validated or
  * its variables do not fit (nothing was executed), 405 for a mutation over GET; otherwise 200,
  * with field errors (auth, input, rate limit...) in `errors`, each with `extensions.code` and
  * `extensions.http` (the REST status of the same failure).
@@ -95,14 +100,28 @@ export async function executeGraphql(deps: AppDeps, req: GraphqlRequest): Promis
       allow: "POST",
     });
 
-  const result = await execute({
-    schema,
-    document,
-    rootValue,
-    contextValue: graphqlContext(deps, req.apiKey, req.clientIp),
-    variableValues: req.variables ?? undefined,
-    operationName: req.operationName ?? undefined,
-  });
+  const contextValue = graphqlContext(deps, req.apiKey, req.clientIp);
+  const merchant = req.apiKey ? await findMerchant(deps, contextValue.caller) : null;
+  const result = await admit(merchant ? `merchant:${merchant.id}` : `ip:${req.clientIp}`, () =>
+    Promise.resolve(
+      execute({
+        schema,
+        document,
+        rootValue,
+        contextValue,
+        variableValues: req.variables ?? undefined,
+        operationName: req.operationName ?? undefined,
+      }),
+    ),
+  );
+  if (result === refused)
+    return fail(
+      429,
+      [{ message: "Too many concurrent GraphQL requests", extensions: { code: "RATE_LIMITED", http: 429, retryAfter: 1 } }],
+      {
+        "retry-after": "1",
+      },
+    );
   // No `data`: the variables did not coerce, nothing ran.
   if (!("data" in result))
     return fail(
