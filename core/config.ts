@@ -59,6 +59,8 @@ const schema = z.object({
   SETTLER_PRIVATE_KEY: z.string().optional(),
   /** Receives platform fees; must be allow-listed on the factory. */
   FEE_RECIPIENT: z.string().optional(),
+  /** The most gas one wallet's sweep may cost (chains/gas-caps.ts); a token whose sweep would cost more is not swept. */
+  SWEEP_GAS_CAP_PER_WALLET: z.coerce.bigint().min(100_000n).max(5_000_000n).default(300_000n),
   /** Payout of Gas Tank deposit wallets (the service treasury). */
   TREASURY_ADDRESS: z.string().optional(),
   /** Key that pays agents' withdrawals (docs/agents.md); default SETTLER_PRIVATE_KEY. The operator keeps it funded. */

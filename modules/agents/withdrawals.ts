@@ -1,4 +1,5 @@
 import { encodeFunctionData, erc20Abi, getAddress, zeroAddress, type Address, type Hex } from "viem";
+import { TRANSFER_GAS_CAP } from "../../chains/gas-caps.js";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid } from "../../core/errors.js";
 import { formatAmount } from "../../core/money.js";
@@ -167,6 +168,7 @@ async function send(deps: AppDeps, sender: TxSender, w: WithdrawalRow) {
     to: native ? to : (getAddress(w.token_address) as Address),
     value: native ? units : undefined,
     data: native ? undefined : encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, units] }),
+    gasCap: TRANSFER_GAS_CAP,
     claim: async (client) => {
       const { rows } = await client.query(`SELECT 1 FROM agent_withdrawals WHERE id = $1 AND status = 'requested' FOR UPDATE`, [w.id]);
       return rows.length === 1;

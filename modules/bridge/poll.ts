@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { BRIDGE_CANCEL_GAS_CAP } from "../../chains/gas-caps.js";
 import { getAddress, type Hex } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
@@ -200,6 +201,7 @@ async function cancelOne(
       to: getAddress(cancel.to),
       data: cancel.data as Hex,
       value: cancel.value,
+      gasCap: BRIDGE_CANCEL_GAS_CAP,
       claim: async (c) => {
         const { rows: r } = await c.query(`SELECT status FROM bridge_orders WHERE id = $1 FOR UPDATE`, [o.id]);
         return r[0]?.status === "created";

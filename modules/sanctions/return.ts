@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { returnGasCap } from "../../chains/gas-caps.js";
 import { encodeFunctionData, erc20Abi, getAddress, isAddress, zeroAddress, type Address, type Hex, type LocalAccount } from "viem";
 import { walletFactoryAbi } from "../../abis/WalletFactory.js";
 import { factorySupportsReturn } from "../../chains/factory-check.js";
@@ -194,6 +195,7 @@ export async function returnHeldFunds(deps: Deps, owner: LocalAccount, target: T
     try {
       const tx = await sender.sendTransaction({
         ...call,
+        gasCap: returnGasCap(deps.config.SWEEP_GAS_CAP_PER_WALLET),
         hooks: opts.hooks,
         // Under the subject's row lock (as release and reject take it): still held or rejected, nothing in flight.
         claim: async (c) => {

@@ -1,4 +1,5 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
+import { sweepGasCap } from "../../chains/gas-caps.js";
 import { zeroAddress, type Hex } from "viem";
 import { encodeSweep } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
@@ -130,6 +131,7 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
       await sender.sendTransaction({
         to: chain.factory!,
         data,
+        gasCap: sweepGasCap(1, deps.config.SWEEP_GAS_CAP_PER_WALLET),
         hooks,
         // Another replica may have signed it since we read it: the row lock waits for that one's commit. The payment's
         // row is locked first (as holdPayment and holdRecovery lock it), then no hold may block these funds.

@@ -1,4 +1,5 @@
 import type { Address, Hex } from "viem";
+import { sweepGasCap } from "../../chains/gas-caps.js";
 import { encodeSweep } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
@@ -147,6 +148,7 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: 
   await sender.sendTransaction({
     to: chain.factory!,
     data,
+    gasCap: sweepGasCap(rows.length, deps.config.SWEEP_GAS_CAP_PER_WALLET),
     hooks,
     // Another replica may have signed for these payments since we read them, or sent one back to pending
     // (reopenUnfunded), or another step moved one on: the rows are locked, then every one must still be in the

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { sweepGasCap } from "../../chains/gas-caps.js";
 import type pg from "pg";
 import { getAddress, type Hex } from "viem";
 import { encodeSweep, type SweepRequest } from "../../chains/factory-calls.js";
@@ -387,6 +388,7 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
   await sender.sendTransaction({
     to: chain.factory!,
     data,
+    gasCap: sweepGasCap(plans.length, deps.config.SWEEP_GAS_CAP_PER_WALLET),
     hooks,
     // Under the signer's lock: the deposits must still be waiting and their groups idle (another replica may have
     // swept them since we read them); the row locks hold until the sweep is recorded.
