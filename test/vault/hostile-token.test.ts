@@ -29,9 +29,7 @@ describe("a Vault token whose transfer burns gas", () => {
     const h = chainHelpers(chain());
     const owner = await h.newPayer();
     const w = h.walletOf(owner);
-    const deployed = await h.wait(
-      await w.deployContract({ abi: gasBurnerTokenAbi, bytecode: gasBurnerTokenBytecode, args: [8_000_000n] }),
-    );
+    const deployed = await h.wait(await w.deployContract({ abi: gasBurnerTokenAbi, bytecode: gasBurnerTokenBytecode, args: [8_000_000n] }));
     const burner = getAddress(deployed.contractAddress!) as Address;
 
     const m = await svc.newMerchant({ name: "Burner Vault" });
