@@ -237,7 +237,8 @@ async function run(db: ReturnType<typeof createDb>, group: string, action: strin
     case "payment recover": {
       const chains = rpcChains(); // native balances are read on chain
       return recoverFunds(
-        { db, now: Date.now, chains, clients: publicClients(chains) },
+        // Prices (the recovery's fee) as the service reads them.
+        { db, now: Date.now, chains, clients: publicClients(chains), config: loadConfig(process.env) },
         { merchantId: need(s("merchant"), "merchant") },
         need(s("payment"), "payment"),
         { token: need(s("token"), "token") },

@@ -677,6 +677,10 @@ export const fundRecoveries = pgTable(
     requestedUnits: units("requested_units").notNull(),
     /** What the payout received, from the indexed Swept event. */
     recoveredUnits: units("recovered_units"),
+    /** The fee the sweep paid the fee recipient out of the funds (a registry token with a price), set when signed. */
+    feeUnits: units("fee_units"),
+    /** The fee debited from the Gas Tank instead (any other token), USDT micros, set when signed. */
+    gasTankFeeMicros: units("gas_tank_fee_micros"),
     signer: text("signer"),
     nonce: integer("nonce"),
     txHash: text("tx_hash").unique(),

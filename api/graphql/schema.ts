@@ -224,6 +224,10 @@ export const SDL = /* GraphQL */ `
     "What the payout received, once recovered (decimal string)."
     recoveredAmount: String
     recoveredUnits: String
+    "The fee the sweep paid out of the funds (smallest units), once signed (docs/unexpected-funds.md)."
+    feeUnits: String
+    "The fee debited from the Gas Tank instead (USDT), once signed."
+    gasTankFee: String
     error: String
     "Unix ms."
     requestedAt: Float!

@@ -22,6 +22,11 @@ const recovery = z.object({
   transactionHash: txHash.nullable(),
   recoveredAmount: z.string().nullable(),
   recoveredUnits: z.string().nullable(),
+  feeUnits: z
+    .string()
+    .nullable()
+    .meta({ description: "The fee the sweep paid out of the funds (smallest units), once signed; docs/unexpected-funds.md" }),
+  gasTankFee: z.string().nullable().meta({ description: "The fee debited from the Gas Tank instead (USDT), once signed" }),
   error: z.string().nullable(),
   requestedAt: unixMs,
 });

@@ -54,3 +54,22 @@ export async function settlementFeeCharged(db: Q, paymentId: string): Promise<bi
   ]);
   return BigInt(rows[0].d);
 }
+
+/** Debits a recovery's fee (modules/payments/recovery-fee.ts): once per recovery, whatever re-signing follows. */
+export async function debitRecoveryFee(db: Q, r: { id: string; merchantId: string; chainId: number }, micros: bigint) {
+  await db.query(
+    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference) VALUES ($1, 'recovery_fee', $2, $3, $4)
+     ON CONFLICT (reference) DO NOTHING`,
+    [r.merchantId, (-micros).toString(), r.chainId, `recovery-fee:${r.id}`],
+  );
+}
+
+/** Gives a recovery's fee back (its sweep reverted): once. */
+export async function refundRecoveryFee(db: Q, recoveryId: string) {
+  await db.query(
+    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference)
+     SELECT merchant_id, 'recovery_refund', -amount_micros, chain_id, 'recovery-refund:' || $1 FROM ledger_entries WHERE reference = 'recovery-fee:' || $1
+     ON CONFLICT (reference) DO NOTHING`,
+    [recoveryId],
+  );
+}

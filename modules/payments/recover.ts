@@ -3,7 +3,10 @@ import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, Unavailable } from "../../core/errors.js";
 import { withTransaction } from "../../db/client.js";
+import { gasTankBalance } from "../gas-tank/ledger.js";
+import { PriceUnavailableError } from "../pricing/resolve.js";
 import { isTransportError } from "../pricing/token-metadata.js";
+import { recoveryCharge } from "./recovery-fee.js";
 import { isBlocked, sanctionsBlockedFunds, SANCTIONS_HELD_MESSAGE } from "../sanctions/blocked.js";
 import { authenticate, type Caller } from "../merchants/authenticate.js";
 import { merchantPayment } from "./merchant-payment.js";
@@ -29,6 +32,10 @@ type RecoveryRow = { id: string; payment_id: string; token: string; status: stri
 const OPEN = `(${OPEN_RECOVERY_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
 const INVALID_TOKEN = "Invalid token address format";
+/** The recovery's fee (as a payment's, in token units) is not less than the funds: nothing would reach the payout. */
+export const RECOVERY_FEES_EXCEED = "Recovery fees exceed the funds to recover";
+/** A token without a price: the recovery's processing fee and gas come from the Gas Tank, which cannot pay them. */
+export const RECOVERY_TANK_SHORT = "Gas Tank balance too low to pay for this recovery";
 /** POST /v1/payments/{paymentId}/recover `{token}`: a token contract, or the zero address for the native coin (lowercased). */
 export const recoverFundsBody = z.object(
   {
@@ -44,10 +51,11 @@ export const recoverFundsBody = z.object(
  * POST /v1/payments/{paymentId}/recover, GraphQL `recoverFunds` and `cli payment recover`: the caller, the
  * token (400), the payment (404, also for another merchant's), then something to recover in that token (409).
  * Queues a recovery that the settler sends (modules/settlement/recover.ts): the factory's sweep of the whole
- * balance of that token to the committed payout, with no fee. Asking again while one is in flight answers it.
+ * balance of that token to the committed payout, charged as a payment would be (recovery-fee.ts; 409 when the fee is
+ * not less than the funds, or the Gas Tank cannot pay it). Asking again while one is in flight answers it.
  */
 export async function recoverFunds(
-  deps: Pick<AppDeps, "db" | "now" | "chains" | "clients">,
+  deps: Pick<AppDeps, "db" | "now" | "chains" | "clients" | "config">,
   caller: Caller,
   paymentId: string,
   body: unknown,
@@ -71,6 +79,14 @@ export async function recoverFunds(
     throw e;
   }
   if (units === 0n) throw new Conflict("No unexpected funds to recover in this token");
+  // The charge is computed again, on what is there then, when the sweep is signed; refused here when it cannot be paid.
+  const charge = await recoveryCharge(deps, p, token, units).catch((e: unknown) => {
+    if (e instanceof PriceUnavailableError || isTransportError(e)) throw new Unavailable("Oracle price unavailable");
+    throw e;
+  });
+  if (charge.kind === "inKind" && charge.feeUnits >= units) throw new Conflict(RECOVERY_FEES_EXCEED);
+  if (charge.kind === "gasTank" && (await gasTankBalance(deps.db.pool, merchant.id)) < charge.micros)
+    throw new Conflict(RECOVERY_TANK_SHORT);
   // The partial unique index allows one open recovery per (payment, token): a concurrent request gets that one.
   const inserted = await withTransaction(deps.db, async (client) => {
     await client.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [paymentId]);

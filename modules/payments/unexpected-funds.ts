@@ -34,6 +34,10 @@ export type RecoveryView = {
   /** What the payout received (from the indexed Swept event), once `recovered`. */
   recoveredAmount: string | null;
   recoveredUnits: string | null;
+  /** The fee the sweep paid out of the funds, in smallest units (recovery-fee.ts), once signed. */
+  feeUnits: string | null;
+  /** The fee debited from the Gas Tank instead, USDT decimal, once signed. */
+  gasTankFee: string | null;
   error: string | null;
   /** Unix ms. */
   requestedAt: number;
@@ -207,6 +211,8 @@ async function latestRecoveries(deps: Pick<AppDeps, "db">, paymentIds: string[])
       transactionHash: x.txHash,
       recoveredAmount: null,
       recoveredUnits: x.recoveredUnits,
+      feeUnits: x.feeUnits,
+      gasTankFee: x.gasTankFeeMicros === null ? null : fmt(x.gasTankFeeMicros, 6),
       error: x.error,
       requestedAt: x.createdAt.getTime(),
     });

@@ -6,6 +6,11 @@ import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
 import { fundRecoveries, payments } from "../../db/schema.js";
+import { debitRecoveryFee, gasTankBalance, refundRecoveryFee } from "../gas-tank/ledger.js";
+import { RECOVERY_FEES_EXCEED, RECOVERY_TANK_SHORT } from "../payments/recover.js";
+import { recoveryCharge } from "../payments/recovery-fee.js";
+import type { PaymentRow } from "../payments/types.js";
+import { recoverableUnits } from "../payments/unexpected-funds.js";
 import { isBlocked, sanctionsBlockedFunds } from "../sanctions/blocked.js";
 import { admitRecoveries } from "../sanctions/recovery.js";
 import type { SettlerHooks } from "./shared.js";
@@ -44,11 +49,13 @@ async function reconcileRecoveries(deps: AppDeps, chain: ActiveChain, sender: Tx
         ...args,
       ]);
     if (outcome.status === "mined") await set(`status = 'mined', block_number = $2`, [outcome.receipt.blockNumber.toString()]);
-    else if (outcome.status === "reverted")
+    else if (outcome.status === "reverted") {
       await set(`status = 'failed', block_number = $2, error = $3`, [
         outcome.receipt.blockNumber.toString(),
         `sweep transaction ${r.hash} reverted`,
       ]);
+      await refundRecoveryFee(deps.db.pool, r.id);
+    }
     // Its nonce went to another transaction, at a final depth: it can never mine, so the recovery is sent again.
     else if (outcome.status === "dropped")
       await set(`status = 'requested', signer = NULL, nonce = NULL, tx_hash = NULL, raw_tx = NULL, error = $2`, [
@@ -125,8 +132,37 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
   const candidates = read.filter((x) => !isBlocked(blocked, x.paymentId, x.token));
   const admitted = await admitRecoveries(deps, chain, candidates);
   const rows = candidates.filter((x) => admitted.has(x.id));
+  const feeRecipient = (deps.config.FEE_RECIPIENT ?? sender.address) as Hex;
   for (const x of rows) {
-    const data = encodeSweep([{ salt: x.salt as Hex, payout: x.payout as Hex, token: x.token as Hex, fee: 0n, feeRecipient: zeroAddress }]);
+    // Charged as a payment of what is there now would be (modules/payments/recovery-fee.ts).
+    const payment = (await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [x.paymentId])).rows[0]!;
+    const units = await recoverableUnits(deps, payment, x.token as Hex);
+    const charge = await recoveryCharge(deps, payment, x.token, units);
+    const feeUnits = charge.kind === "inKind" ? charge.feeUnits : 0n;
+    const micros = charge.kind === "gasTank" ? charge.micros : 0n;
+    const refuse = async (error: string) =>
+      deps.db.orm
+        .update(r)
+        .set({ status: "failed", error, updatedAt: new Date(deps.now()) })
+        .where(and(eq(r.id, x.id), eq(r.status, "requested")));
+    if (units === 0n) {
+      await refuse("nothing left to recover on the address");
+      continue;
+    }
+    if (feeUnits >= units) {
+      await refuse(RECOVERY_FEES_EXCEED);
+      continue;
+    }
+    let tankShort = false;
+    const data = encodeSweep([
+      {
+        salt: x.salt as Hex,
+        payout: x.payout as Hex,
+        token: x.token as Hex,
+        fee: feeUnits,
+        feeRecipient: feeUnits > 0n ? feeRecipient : zeroAddress,
+      },
+    ]);
     try {
       await sender.sendTransaction({
         to: chain.factory!,
@@ -139,13 +175,20 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
           await client.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [x.paymentId]);
           const { rows: cur } = await client.query(`SELECT status FROM fund_recoveries WHERE id = $1 FOR UPDATE`, [x.id]);
           if (cur[0]?.status !== "requested") return false;
-          return !isBlocked(await sanctionsBlockedFunds(client, [x.paymentId]), x.paymentId, x.token);
+          if (isBlocked(await sanctionsBlockedFunds(client, [x.paymentId]), x.paymentId, x.token)) return false;
+          if (micros === 0n) return true;
+          // The merchant's row serialises its Gas Tank debits (as settlement's reserve step does).
+          await client.query(`SELECT id FROM merchants WHERE id = $1 FOR NO KEY UPDATE`, [payment.merchant_id]);
+          tankShort = (await gasTankBalance(client, payment.merchant_id)) < micros;
+          return !tankShort;
         },
         record: async (client, tx) => {
           await client.query(
-            `UPDATE fund_recoveries SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, updated_at = now() WHERE id = $1`,
-            [x.id, tx.from, tx.nonce, tx.hash, tx.rawTx],
+            `UPDATE fund_recoveries SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, fee_units = $6,
+               gas_tank_fee_micros = $7, updated_at = now() WHERE id = $1`,
+            [x.id, tx.from, tx.nonce, tx.hash, tx.rawTx, feeUnits.toString(), micros.toString()],
           );
+          if (micros > 0n) await debitRecoveryFee(client, { id: x.id, merchantId: payment.merchant_id, chainId: chain.chainId }, micros);
         },
         sent: async (tx) => {
           await deps.db.pool.query(
@@ -154,8 +197,10 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
           );
         },
       });
+      if (tankShort) await refuse(RECOVERY_TANK_SHORT);
     } catch (e) {
-      // The sweep would revert (nothing left on the address, a token that refuses the transfer): nothing was signed.
+      // The sweep would revert (nothing left on the address, a token that refuses the transfer) or cost more gas than
+      // a sweep may (a token that burns it: chains/gas-caps.ts): nothing was signed.
       // An RPC failure is not a GasEstimateError: it propagates and the next pass tries again.
       if (!(e instanceof GasEstimateError)) throw e;
       await deps.db.orm

@@ -13,9 +13,18 @@ import { startTestService, type TestService } from "../helpers/service.js";
 // on the payment and recovered to the committed payout through REST, GraphQL and the CLI, to the smallest unit.
 let svc: TestService;
 let merchant: { id: string; apiKey: string };
+/** Credits a merchant's Gas Tank (recoveries of tokens without a price are charged to it). */
+const fundTank = (merchantId: string, micros: bigint) =>
+  svc.deps.db.pool.query(`INSERT INTO ledger_entries (merchant_id, kind, amount_micros, reference) VALUES ($1, 'adjustment', $2, $3)`, [
+    merchantId,
+    micros.toString(),
+    `test-credit:${randomUUID()}`,
+  ]);
+
 beforeAll(async () => {
   svc = await startTestService();
   merchant = await svc.newMerchant();
+  await fundTank(merchant.id, 1_000_000n);
 });
 afterAll(() => svc?.stop());
 vi.setConfig({ testTimeout: 300_000 });
@@ -49,7 +58,7 @@ const cli = async (...args: string[]) => {
 };
 
 describe("unexpected funds on a completed payment", () => {
-  it("another token and late funds (token and native) are listed, then recovered to the payout exactly", async () => {
+  it("another token and late funds (token and native) are listed, then recovered to the payout minus a payment's fees, exactly", async () => {
     const h = chainHelpers(chain());
     const usdt = h.token("USDT").address;
     const usdc = h.token("USDC").address;
@@ -162,18 +171,34 @@ describe("unexpected funds on a completed payment", () => {
       { ...WAIT, what: "every recovery recovered" },
     );
     expect(fundsIn(done, usdc)).toMatchObject({ amount: "0", units: "0", recoverable: false });
-    expect(fundsIn(done, usdc).recovery).toMatchObject({
-      recoveredAmount: "2.5",
-      recoveredUnits: "2500000",
-      transactionHash: expect.any(String),
+    expect(fundsIn(done, usdc).recovery).toMatchObject({ transactionHash: expect.any(String), gasTankFee: "0" });
+    // Each recovery paid what a payment of the same amount would (docs/unexpected-funds.md, "Fees"): at least the
+    // merchant's 1% and the 0.10 USD processing fee, in kind, out of the funds; the payout got the rest, exactly.
+    const split = (token: string, units: bigint, atLeast: bigint) => {
+      const r = fundsIn(done, token).recovery;
+      const [fee, got] = [BigInt(r.feeUnits), BigInt(r.recoveredUnits)];
+      expect(fee).toBeGreaterThanOrEqual(atLeast);
+      expect(fee + got).toBe(units);
+      return got;
+    };
+    const got = {
+      usdc: split(usdc, 2_500_000n, 25_000n + 100_000n),
+      usdt: split(usdt, 1_250_000n, 12_500n + 100_000n),
+      native: parseEther("0.5"),
+    };
+    // This chain's native coin has no price in the registry: its recovery's processing fee (no gas fee on this chain)
+    // came from the Gas Tank, and the payout got the whole amount.
+    expect(fundsIn(done, zeroAddress).recovery).toMatchObject({
+      feeUnits: "0",
+      gasTankFee: "0.1",
+      recoveredUnits: parseEther("0.5").toString(),
     });
-    expect(fundsIn(done, usdt).recovery).toMatchObject({ recoveredAmount: "1.25", recoveredUnits: "1250000" });
-    expect(fundsIn(done, zeroAddress).recovery).toMatchObject({ recoveredAmount: "0.5" });
+    expect(fundsIn(done, usdc).recovery.recoveredAmount).toBe((Number(got.usdc) / 1e6).toString());
 
-    // The payout received exactly those amounts; the address holds nothing more.
-    expect((await h.balanceOf("USDC", to)) - before.usdc).toBe(2_500_000n);
-    expect((await h.balanceOf("USDT", to)) - before.usdt).toBe(1_250_000n);
-    expect((await h.pub.getBalance({ address: to })) - before.native).toBe(parseEther("0.5"));
+    // The payout received exactly the rest; the address holds nothing more.
+    expect((await h.balanceOf("USDC", to)) - before.usdc).toBe(got.usdc);
+    expect((await h.balanceOf("USDT", to)) - before.usdt).toBe(got.usdt);
+    expect((await h.pub.getBalance({ address: to })) - before.native).toBe(got.native);
     expect(await h.balanceOf("USDC", address)).toBe(0n);
     expect(await h.balanceOf("USDT", address)).toBe(0n);
     expect(await h.pub.getBalance({ address })).toBe(0n);
@@ -259,6 +284,13 @@ describe("native coin on an open ERC-20 payment", () => {
     ]);
 
     const before = await h.pub.getBalance({ address: to });
+    // The coin has no price here: the recovery is charged to the Gas Tank, which is empty: 409, nothing queued.
+    const short = await recover(id, zeroAddress, owner.apiKey);
+    expect(short).toMatchObject({
+      status: 409,
+      body: { success: false, error: "Gas Tank balance too low to pay for this recovery", data: null },
+    });
+    await fundTank(owner.id, 100_000n);
     const r = await recover(id, zeroAddress, owner.apiKey);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data).toMatchObject({ paymentId: id, token: zeroAddress, status: "requested", amount: "0.3", payout: to });
@@ -270,7 +302,15 @@ describe("native coin on an open ERC-20 payment", () => {
       { ...WAIT, what: "native coin recovered" },
     );
     expect(fundsIn(done, zeroAddress)).toMatchObject({ amount: "0", units: "0", recoverable: false });
-    expect(fundsIn(done, zeroAddress).recovery).toMatchObject({ recoveredAmount: "0.3", recoveredUnits: parseEther("0.3").toString() });
+    expect(fundsIn(done, zeroAddress).recovery).toMatchObject({
+      recoveredAmount: "0.3",
+      recoveredUnits: parseEther("0.3").toString(),
+      gasTankFee: "0.1",
+    });
+    const { rows: tank } = await svc.deps.db.pool.query(`SELECT sum(amount_micros)::text AS b FROM ledger_entries WHERE merchant_id = $1`, [
+      owner.id,
+    ]);
+    expect(tank[0].b).toBe("0");
     expect((await h.pub.getBalance({ address: to })) - before).toBe(parseEther("0.3"));
     expect(await h.pub.getBalance({ address })).toBe(0n);
     // The payment itself is untouched and still open.
