@@ -121,6 +121,12 @@ const schema = z.object({
    * payer pages need the rest.
    */
   BRIDGE_STATUS_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(30),
+  /**
+   * Provider requests the payer-facing routes make per minute, per provider endpoint (create-tx for quotes, order-ids
+   * for reports), counted in Postgres over every API replica (modules/bridge/budget.ts). Default: 40 without
+   * BRIDGE_API_KEY (DLN allows 50 per endpoint), 250 with one (300).
+   */
+  BRIDGE_PROVIDER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().optional(),
   /** Most native coin (wei) the authority attaches to a provider's cancel transaction (modules/bridge/cancel-check.ts). */
   BRIDGE_CANCEL_MAX_VALUE_WEI: z.coerce.bigint().nonnegative().default(50_000_000_000_000_000n),
   /**

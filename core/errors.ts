@@ -78,8 +78,9 @@ export class Failed extends DomainError {
   }
 }
 export class Unavailable extends DomainError {
-  constructor(message: string) {
-    super("unavailable", message);
+  /** `retryAfterSeconds`: when the dependency is known to take requests again (a `Retry-After` header). */
+  constructor(message: string, retryAfterSeconds?: number) {
+    super("unavailable", message, undefined, retryAfterSeconds === undefined ? undefined : { retryAfter: retryAfterSeconds });
   }
 }
 

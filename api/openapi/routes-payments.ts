@@ -51,7 +51,8 @@ const BRIDGE_OPERATIONS: Operation[] = [
         ...BRIDGE_DOWN,
       ],
     },
-    rateLimit: "30 requests a minute per address (with POST /payments/{paymentId}/bridge/orders)",
+    rateLimit:
+      "30 requests a minute per address (with POST /payments/{paymentId}/bridge/orders); quotes the bridge provider is asked for: 10 a minute per payment (429) and the service's provider budget (503 `Bridge unavailable` with Retry-After)",
   },
   {
     method: "post",
@@ -80,7 +81,8 @@ const BRIDGE_OPERATIONS: Operation[] = [
         ...BRIDGE_DOWN,
       ],
     },
-    rateLimit: "30 requests a minute per address (with GET /payments/{paymentId}/bridge/quote)",
+    rateLimit:
+      "30 requests a minute per address (with GET /payments/{paymentId}/bridge/quote); the service's provider budget (503 `Bridge unavailable` with Retry-After)",
   },
   {
     method: "get",

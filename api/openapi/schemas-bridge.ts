@@ -30,6 +30,11 @@ export const BridgeQuote = z
       .nullable()
       .meta({ description: "The transaction the payer sends on the source chain; null without `payer`" }),
     expiresAt: unixMs.meta({ description: "The payment's expiry; moves 15 minutes later when the order is reported" }),
+    quoteAgeMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .meta({ description: "How old the quote is (ms): the same question within 15 s is answered from the service's cache" }),
   })
   .meta({ description: "A cross-chain quote for what the payment still needs (docs/bridge.md)" });
 

@@ -9,9 +9,11 @@ import { firstIssue } from "../../core/zod-issues.js";
 import { withTransaction } from "../../db/client.js";
 import type { PaymentRow } from "../payments/types.js";
 import { bridgeAuthority } from "./authority.js";
+import { spendProviderRequest, type TakeToken } from "./budget.js";
 import { bridgeOrderInFlight, ORDER_IN_FLIGHT } from "./guard.js";
 import { BRIDGE_UNAVAILABLE, bridgeFromConfig } from "./dln.js";
 import type { BridgeProvider, BridgeQuote, ProviderOrderStatus } from "./provider.js";
+import { QuoteCache } from "./quote-cache.js";
 import { ORDER_TRANSITIONS, transitionOrder, type BridgeOrderRow, type BridgeOrderStatus } from "./transition.js";
 
 /**
@@ -109,7 +111,7 @@ const side = (t: BridgeQuote["dstToken"]) => ({
 /** What the payer page shows and signs. Amounts: `amount` decimal, `units` smallest units. */
 export type BridgeQuoteView = ReturnType<typeof quoteView>;
 
-function quoteView(p: PaymentRow, q: BridgeQuote) {
+function quoteView(p: PaymentRow, q: BridgeQuote, ageMs: number) {
   return {
     paymentId: p.id,
     orderId: q.orderId,
@@ -130,19 +132,31 @@ function quoteView(p: PaymentRow, q: BridgeQuote) {
         }
       : null,
     expiresAt: p.expires_at.getTime(),
+    /** How old the quote is (ms): a repeated question is answered from the cache (quote-cache.ts) for 15 s. */
+    quoteAgeMs: ageMs,
   };
 }
+
+/** Provider quotes by payment, source, amount and payer (quote-cache.ts). */
+const quotes = new QuoteCache<BridgeQuote>();
 
 /**
  * A quote for paying what the payment still needs (amount due minus received, exactly) from another chain and token:
  * with `payer`, also the order transaction (the payer is sender, source authority and refund address; the service's
  * authority may cancel on the destination) and the order recorded as `quoted`. The payment must be pending, not
- * expired, and without an order in flight. Throws NotFound, Conflict, Invalid (a provider refusal), Unavailable.
+ * expired, and without an order in flight. The same question within 15 s is answered from the cache; a question the
+ * provider must answer spends the payment's and the service's provider budget (`take`, budget.ts).
+ * Throws NotFound, Conflict, Invalid (a provider refusal), RateLimited (the payment's share), Unavailable.
  * @example
- * const q = await startBridgePayment(deps, paymentId, { srcChainId: 137, srcToken: usdc137, payer });
+ * const q = await startBridgePayment(deps, paymentId, { srcChainId: 137, srcToken: usdc137, payer }, take);
  * // q.srcToken.units: what to approve for q.tx.allowanceTarget ?? q.tx.to; then send q.tx
  */
-export async function startBridgePayment(deps: BridgeDeps, paymentId: string, input: BridgeStart): Promise<BridgeQuoteView> {
+export async function startBridgePayment(
+  deps: BridgeDeps,
+  paymentId: string,
+  input: BridgeStart,
+  take: TakeToken,
+): Promise<BridgeQuoteView> {
   const p = await paymentOf(deps, paymentId);
   const { bridge, authority } = bridgeOf(deps);
   if (p.status !== "pending") throw new Conflict(NOT_AWAITING);
@@ -160,9 +174,16 @@ export async function startBridgePayment(deps: BridgeDeps, paymentId: string, in
     dstToken: p.token_address,
     dstAmount: remaining,
   };
-  if (!input.payer) return quoteView(p, checked(await bridge.quote(req), req));
-  const payer = getAddress(input.payer);
-  const q = checked(await bridge.createOrderTx({ ...req, recipient: p.recipient_address, payer, dstAuthority: authority }), req);
+  const payer = input.payer ? getAddress(input.payer) : undefined;
+  // What is still due is part of the key: a partial payment meanwhile asks anew.
+  const key = [p.id, req.srcChainId, req.srcToken.toLowerCase(), remaining, payer ?? ""].join(":");
+  const { value: q, at } = await quotes.get(key, deps.now(), async () => {
+    await spendProviderRequest(take, deps.config, "create-tx", p.id);
+    if (!payer) return checked(await bridge.quote(req), req);
+    return checked(await bridge.createOrderTx({ ...req, recipient: p.recipient_address, payer, dstAuthority: authority }), req);
+  });
+  const ageMs = Math.max(0, deps.now() - at);
+  if (!payer) return quoteView(p, q, ageMs);
   const now = new Date(deps.now());
   // An id the provider already gave another payment is refused: the row (and its order) stays theirs.
   const { rows: saved } = await deps.db.pool.query<{ payment_id: string }>(
@@ -183,7 +204,7 @@ export async function startBridgePayment(deps: BridgeDeps, paymentId: string, in
     ],
   );
   if (saved[0]?.payment_id !== p.id) throw new Conflict(ORDER_OF_ANOTHER);
-  return quoteView(p, q);
+  return quoteView(p, q, ageMs);
 }
 
 /** The provider quoted what was asked (chains, tokens, the exact amount out), or Unavailable. */
@@ -230,17 +251,20 @@ export type BridgeOrderView = ReturnType<typeof orderView>;
  * the payment (if pending) gets 15 more minutes, once per order (a repeated report changes nothing). The orders are
  * recorded whatever the payment's state, so an unfilled one is still cancelled and refunded.
  * Throws NotFound, Conflict `No bridge order found in this transaction yet` (the provider has not indexed it: retry),
- * Invalid `Transaction created no bridge order for this payment`, Unavailable.
+ * Invalid `Transaction created no bridge order for this payment`, Unavailable (also when the service's provider budget
+ * is spent: `take`, budget.ts).
  * @example
- * const r = await reportBridgeTx(deps, paymentId, "0x5c50…9e1f"); // r.orders[0].status === "created"
+ * const r = await reportBridgeTx(deps, paymentId, "0x5c50…9e1f", take); // r.orders[0].status === "created"
  */
 export async function reportBridgeTx(
   deps: BridgeDeps,
   paymentId: string,
   txHash: string,
+  take: TakeToken,
 ): Promise<{ paymentId: string; expiresAt: number; orders: BridgeOrderView[] }> {
   await paymentOf(deps, paymentId);
   const { bridge } = bridgeOf(deps);
+  await spendProviderRequest(take, deps.config, "order-ids");
   const ids = await bridge.orderIdsOfTx(txHash);
   if (!ids.length) throw new Conflict("No bridge order found in this transaction yet");
   const { rows } = await deps.db.pool.query<BridgeOrderRow>(`SELECT * FROM bridge_orders WHERE id = ANY($1::text[]) AND payment_id = $2`, [

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
-import { Conflict, Forbidden, Invalid } from "../../core/errors.js";
+import { Forbidden, Invalid } from "../../core/errors.js";
 import { agentByReferralCode } from "../agents/agents.js";
+import { newToken } from "./api-keys.js";
 import { createMerchant } from "./merchants.js";
-import { createSession } from "./sessions.js";
+import { createSession, SESSION_TTL_MS } from "./sessions.js";
 
 export const SIGNUP_CLOSED = "Sign-up is closed on this service";
-export const EMAIL_TAKEN = "An account with this e-mail already exists";
 
 const form = z.object({
   name: z.string().trim().min(1, "Name is required").max(100, "Name must be at most 100 characters"),
@@ -21,13 +21,19 @@ const form = z.object({
  * agent's `referralCode`, referred by that agent (Invalid `Unknown referral code` for a code that is no agent's).
  * Refused with Forbidden when the operator closed sign-up (DASHBOARD_SIGNUP=closed).
  *
+ * An e-mail that already has an account gets the same answer: a session token of the same form and expiry,
+ * a decoy stored nowhere, after the same password hashing, and nothing changes. So the answer does not tell whether
+ * the address has an account; the next page does (the decoy opens no session), as it must without e-mail
+ * verification: anyone can also log in with the password they chose (docs/dashboard.md, "Sign-up and existing accounts").
+ *
  * @example
  * const { merchantId, token } = await signUp(deps, { name: "Shop", email: "a@shop.example", password: "correct horse battery" });
+ * // merchantId: the new account's id, or null when the e-mail had one (token is then a decoy)
  */
 export async function signUp(
   deps: Pick<AppDeps, "db" | "now" | "config">,
   body: unknown,
-): Promise<{ merchantId: string; token: string; expiresAt: Date }> {
+): Promise<{ merchantId: string | null; token: string; expiresAt: Date }> {
   if (deps.config.DASHBOARD_SIGNUP === "closed") throw new Forbidden(SIGNUP_CLOSED);
   const parsed = form.safeParse(body);
   if (!parsed.success) throw new Invalid(parsed.error.issues[0]?.message ?? "Invalid form data");
@@ -37,9 +43,9 @@ export async function signUp(
     const merchant = await createMerchant(deps.db, { name, email, password, type: "direct", agentId });
     return { merchantId: merchant.id, ...(await createSession(deps.db, merchant.id, deps.now())) };
   } catch (err) {
-    // merchants.email is unique (lowercased): a second sign-up with the address is a conflict, not a 500.
+    // merchants.email is unique (lowercased): the password was hashed before the insert failed, as for a new one.
     if ((err as { code?: string }).code === "23505" || (err as { cause?: { code?: string } }).cause?.code === "23505")
-      throw new Conflict(EMAIL_TAKEN);
+      return { merchantId: null, token: newToken(), expiresAt: new Date(deps.now() + SESSION_TTL_MS) };
     throw err;
   }
 }

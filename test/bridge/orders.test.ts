@@ -67,6 +67,7 @@ describe("GET /payments/{id}/bridge/quote", () => {
       estimatedFulfillmentSeconds: 3,
       tx: null,
       expiresAt: (await row(id)).expires_at.getTime(),
+      quoteAgeMs: expect.any(Number),
     });
     expect((await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM bridge_orders WHERE payment_id = $1`, [id])).rows[0].n).toBe(0);
   });
@@ -151,7 +152,12 @@ describe("GET /payments/{id}/bridge/quote", () => {
     expect(await quote(id, ok)).toMatchObject({ status: 409, body: { error: "Payment is not awaiting payment" } });
 
     const off = { ...svc.deps, config: { ...svc.deps.config, BRIDGE_API_URL: undefined } };
-    const e = await errorOf(startBridgePayment(off, await newPayment(), { srcChainId: 137, srcToken: usdc137() }));
+    const e = await errorOf(
+      startBridgePayment(off, await newPayment(), { srcChainId: 137, srcToken: usdc137() }, async () => ({
+        allowed: true,
+        retryAfterSeconds: 0,
+      })),
+    );
     expect([e.kind, e.message]).toEqual(["unavailable", "Cross-chain payments are not available"]);
   });
 });

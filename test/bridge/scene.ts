@@ -25,7 +25,11 @@ export function bridgeScene(shopName: string) {
   let shop: { id: string; apiKey: string };
   beforeAll(async () => {
     fake = await startDlnFake();
-    svc = await startTestService({ processors: false, env: { BRIDGE_API_URL: fake.url, BRIDGE_STATUS_REQUESTS_PER_MINUTE: "60000" } });
+    // No request budget in the way of a test's passes and quotes (provider-budget.test.ts tests the quotes' own).
+    svc = await startTestService({
+      processors: false,
+      env: { BRIDGE_API_URL: fake.url, BRIDGE_STATUS_REQUESTS_PER_MINUTE: "60000", BRIDGE_PROVIDER_REQUESTS_PER_MINUTE: "60000" },
+    });
     shop = await svc.newMerchant({ name: shopName });
   });
   afterAll(async () => {

@@ -47,21 +47,7 @@ describe("dashboard sign-up and login", () => {
     expect(ok.location).toBe("/dashboard/webhooks");
   });
 
-  it("refuses a second account with the same e-mail, short passwords and bad addresses, with the reason", async () => {
-    const address = email();
-    const first = await new FormClient(origin).submit("/dashboard/signup", "/dashboard/signup", {
-      name: "A",
-      email: address,
-      password: "correct horse battery",
-    });
-    expect(first.status).toBe(303);
-    const again = await new FormClient(origin).submit("/dashboard/signup", "/dashboard/signup", {
-      name: "B",
-      email: address.toUpperCase(),
-      password: "correct horse battery",
-    });
-    expect(again.status).toBe(409);
-    expect(again.html).toContain("An account with this e-mail already exists");
+  it("refuses short passwords and bad addresses, with the reason", async () => {
     const short = await new FormClient(origin).submit("/dashboard/signup", "/dashboard/signup", {
       name: "C",
       email: email(),
@@ -87,19 +73,70 @@ describe("dashboard sign-up and login", () => {
       password: "correct horse battery",
     });
     expect(up.status).toBe(303);
-    const taken = await dashboardWith(svc.deps).submit("/dashboard/signup", "/dashboard/signup", {
-      name: "Shop",
-      email: address,
-      password: "correct horse battery",
-    });
-    expect(taken.status).toBe(ODD_STATUS.conflict);
-    expect(taken.html).toContain("An account with this e-mail already exists");
     const short = await b.submit("/dashboard/signup", "/dashboard/signup", { name: "C", email: email(), password: "short" });
     expect(short.status).toBe(ODD_STATUS.invalid);
     expect(short.html).toContain("Password must be at least 12 characters");
     const wrong = await b.submit("/dashboard/login", "/dashboard/login", { email: address, password: "not the password" });
     expect(wrong.status).toBe(ODD_STATUS.unauthorized);
     expect(wrong.html).toContain("Invalid email or password");
+  });
+
+  // A 409 with the form told anyone whether an e-mail had an account.
+  it("answers a sign-up with an e-mail that has an account exactly as a new one, and changes nothing", async () => {
+    svc.clock.advance(60_000); // a fresh minute of this address's 5 sign-ups
+    const address = email();
+    const signUpAs = (name: string, mail: string, password: string) =>
+      new FormClient(origin).submit("/dashboard/signup", "/dashboard/signup", { name, email: mail, password }).then((r) => ({
+        ...r,
+        setCookies: r.headers.getSetCookie(),
+      }));
+    const first = await signUpAs("Owner", address, "correct horse battery");
+    const before = (await svc.deps.db.pool.query(`SELECT * FROM merchants WHERE email = $1`, [address])).rows;
+    const sessions = async () => (await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM sessions`)).rows[0].n as number;
+    const sessionsBefore = await sessions();
+
+    const taken = await signUpAs("Squatter", address.toUpperCase(), "attacker password!");
+    const fresh = await signUpAs("Fresh shop", email(), "correct horse battery");
+    // The same status, place, body and cookies (names, attributes, token length); only the random values differ.
+    const shape = (r: typeof taken) => ({
+      status: r.status,
+      location: r.location,
+      html: r.html,
+      cookies: r.setCookies.map((c) =>
+        c
+          .replace(/=[A-Za-z0-9_-]{43};/, "=<token>;")
+          .replace(/Expires=[^;]+/, "Expires=<date>")
+          .replace(/=[^;]+;/, (v) => (v === "=<token>;" ? v : "=<value>;")),
+      ),
+    });
+    expect(shape(taken)).toEqual(shape(fresh));
+    expect(shape(taken)).toEqual(shape(first));
+    expect(taken.status).toBe(303);
+    expect(taken.location).toBe("/dashboard/api-keys");
+    const expires = (r: typeof taken) => Date.parse(/Expires=([^;]+)/.exec(r.setCookies.find((c) => c.startsWith("cp_session="))!)![1]!);
+    expect(Math.abs(expires(taken) - expires(fresh))).toBeLessThan(5_000);
+
+    // Nothing changed: the account, its password, and no session was made for it.
+    expect((await svc.deps.db.pool.query(`SELECT * FROM merchants WHERE email = $1`, [address])).rows).toEqual(before);
+    expect(await sessions()).toBe(sessionsBefore + 1); // the fresh shop's
+    // The decoy opens nothing: the next page is the login form, as for an expired session.
+    const b = new FormClient(origin);
+    b.setCookie("cp_session", /cp_session=([^;]+)/.exec(taken.setCookies.join(";"))![1]!);
+    expect((await b.get("/dashboard/api-keys")).location).toBe("/dashboard/login?next=%2Fdashboard%2Fapi-keys");
+    const list = await fetch(`${svc.url}/v1/payments`, { headers: { cookie: `cp_session=${b.cookie("cp_session")}` } });
+    expect(list.status).toBe(401);
+    // The owner still logs in with their own password, not the one sent with the taken address.
+    const owner = await new FormClient(origin).submit("/dashboard/login", "/dashboard/login", {
+      email: address,
+      password: "correct horse battery",
+    });
+    expect(owner.status).toBe(303);
+    const squatter = await new FormClient(origin).submit("/dashboard/login", "/dashboard/login", {
+      email: address,
+      password: "attacker password!",
+    });
+    expect(squatter.status).toBe(401);
+    svc.clock.advance(60_000); // and the next tests' sign-ups a fresh one
   });
 
   it("refuses a form without its token, or with another browser's token", async () => {

@@ -10,7 +10,8 @@ import { bare, CsrfField, Notice } from "./layout.js";
 /**
  * Log in, sign up and log out: HTML forms posting to themselves. A failure re-renders the form with the
  * module's message and the status the mounting app gives its error (`c.var.statusOf`: 401 wrong password,
- * 429 throttled, 409 e-mail taken, 403 sign-up closed).
+ * 429 throttled, 403 sign-up closed). A sign-up with an e-mail that has an account is answered as a new one
+ * (modules/merchants/signup.ts: a decoy session), so the answer does not tell which addresses have accounts.
  * `clientIp` is the mounting app's notion of the caller's address (used by the login throttle).
  */
 export function authPages(clientIp: (c: Context) => string) {
@@ -127,7 +128,7 @@ export function authPages(clientIp: (c: Context) => string) {
           password: str(form.password),
           referralCode: str(form.referralCode).trim() || undefined,
         });
-        startSession(c, session);
+        startSession(c, session); // a decoy for a taken e-mail: the next page is the login form
         return c.redirect("/dashboard/api-keys", 303);
       } catch (err) {
         if (!isDomainError(err)) throw err;

@@ -267,7 +267,8 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     const q = new URLSearchParams({ srcChainId: String(source.chain.chainId), srcToken: source.token.address, payer: wallet!.account });
     const view = await api<BridgeQuoteView>(`/quote?${q.toString()}`);
     if (seq !== quoteSeq) return; // another choice since
-    quote = { view, source, at: Date.now() };
+    // A quote the service had asked for shortly before (its cache) is that much older already.
+    quote = { view, source, at: Date.now() - view.quoteAgeMs };
     renderQuote(quote);
   }
 
