@@ -64,7 +64,7 @@ export async function debitRecoveryFee(db: Q, r: { id: string; merchantId: strin
   );
 }
 
-/** Gives a recovery's fee back (its sweep reverted): once. */
+/** Gives a recovery's fee back (its transaction was dropped, never mined, and it is refused when signed again): once. */
 export async function refundRecoveryFee(db: Q, recoveryId: string) {
   await db.query(
     `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference)

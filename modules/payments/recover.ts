@@ -32,9 +32,7 @@ type RecoveryRow = { id: string; payment_id: string; token: string; status: stri
 const OPEN = `(${OPEN_RECOVERY_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
 const INVALID_TOKEN = "Invalid token address format";
-/** The recovery's fee (as a payment's, in token units) is not less than the funds: nothing would reach the payout. */
-export const RECOVERY_FEES_EXCEED = "Recovery fees exceed the funds to recover";
-/** A token without a price: the recovery's processing fee and gas come from the Gas Tank, which cannot pay them. */
+/** The recovery's fee is charged to the Gas Tank (a token without a price, or dust), which cannot pay it. */
 export const RECOVERY_TANK_SHORT = "Gas Tank balance too low to pay for this recovery";
 /** POST /v1/payments/{paymentId}/recover `{token}`: a token contract, or the zero address for the native coin (lowercased). */
 export const recoverFundsBody = z.object(
@@ -51,8 +49,8 @@ export const recoverFundsBody = z.object(
  * POST /v1/payments/{paymentId}/recover, GraphQL `recoverFunds` and `cli payment recover`: the caller, the
  * token (400), the payment (404, also for another merchant's), then something to recover in that token (409).
  * Queues a recovery that the settler sends (modules/settlement/recover.ts): the factory's sweep of the whole
- * balance of that token to the committed payout, charged as a payment would be (recovery-fee.ts; 409 when the fee is
- * not less than the funds, or the Gas Tank cannot pay it). Asking again while one is in flight answers it.
+ * balance of that token to the committed payout, charged as a payment would be (recovery-fee.ts; 409 when the fee
+ * falls to the Gas Tank and the tank cannot pay it). Asking again while one is in flight answers it.
  */
 export async function recoverFunds(
   deps: Pick<AppDeps, "db" | "now" | "chains" | "clients" | "config">,
@@ -84,7 +82,6 @@ export async function recoverFunds(
     if (e instanceof PriceUnavailableError || isTransportError(e)) throw new Unavailable("Oracle price unavailable");
     throw e;
   });
-  if (charge.kind === "inKind" && charge.feeUnits >= units) throw new Conflict(RECOVERY_FEES_EXCEED);
   if (charge.kind === "gasTank" && (await gasTankBalance(deps.db.pool, merchant.id)) < charge.micros)
     throw new Conflict(RECOVERY_TANK_SHORT);
   // The partial unique index allows one open recovery per (payment, token): a concurrent request gets that one.

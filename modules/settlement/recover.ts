@@ -7,8 +7,9 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
 import { fundRecoveries, payments } from "../../db/schema.js";
 import { debitRecoveryFee, gasTankBalance, refundRecoveryFee } from "../gas-tank/ledger.js";
-import { RECOVERY_FEES_EXCEED, RECOVERY_TANK_SHORT } from "../payments/recover.js";
-import { recoveryCharge } from "../payments/recovery-fee.js";
+import { RECOVERY_TANK_SHORT } from "../payments/recover.js";
+import { recoveryCharge, type RecoveryCharge } from "../payments/recovery-fee.js";
+import { PriceUnavailableError } from "../pricing/resolve.js";
 import type { PaymentRow } from "../payments/types.js";
 import { recoverableUnits } from "../payments/unexpected-funds.js";
 import { isBlocked, sanctionsBlockedFunds } from "../sanctions/blocked.js";
@@ -49,13 +50,12 @@ async function reconcileRecoveries(deps: AppDeps, chain: ActiveChain, sender: Tx
         ...args,
       ]);
     if (outcome.status === "mined") await set(`status = 'mined', block_number = $2`, [outcome.receipt.blockNumber.toString()]);
-    else if (outcome.status === "reverted") {
+    // Its Gas Tank fee is kept: the settler spent the gas (a token can pass the estimate and revert when mined).
+    else if (outcome.status === "reverted")
       await set(`status = 'failed', block_number = $2, error = $3`, [
         outcome.receipt.blockNumber.toString(),
         `sweep transaction ${r.hash} reverted`,
       ]);
-      await refundRecoveryFee(deps.db.pool, r.id);
-    }
     // Its nonce went to another transaction, at a final depth: it can never mine, so the recovery is sent again.
     else if (outcome.status === "dropped")
       await set(`status = 'requested', signer = NULL, nonce = NULL, tx_hash = NULL, raw_tx = NULL, error = $2`, [
@@ -137,7 +137,14 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
     // Charged as a payment of what is there now would be (modules/payments/recovery-fee.ts).
     const payment = (await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [x.paymentId])).rows[0]!;
     const units = await recoverableUnits(deps, payment, x.token as Hex);
-    const charge = await recoveryCharge(deps, payment, x.token, units);
+    let charge: RecoveryCharge;
+    try {
+      charge = await recoveryCharge(deps, payment, x.token, units);
+    } catch (e) {
+      // No price now: this one waits for the next pass, the others go on.
+      if (!(e instanceof PriceUnavailableError)) throw e;
+      continue;
+    }
     const feeUnits = charge.kind === "inKind" ? charge.feeUnits : 0n;
     const micros = charge.kind === "gasTank" ? charge.micros : 0n;
     const refuse = async (error: string) =>
@@ -147,10 +154,6 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
         .where(and(eq(r.id, x.id), eq(r.status, "requested")));
     if (units === 0n) {
       await refuse("nothing left to recover on the address");
-      continue;
-    }
-    if (feeUnits >= units) {
-      await refuse(RECOVERY_FEES_EXCEED);
       continue;
     }
     let tankShort = false;
@@ -207,6 +210,8 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
         .update(r)
         .set({ status: "failed", error: `sweep cannot execute: ${e.message.split("\n")[0]}`, updatedAt: new Date(deps.now()) })
         .where(and(eq(r.id, x.id), inArray(r.status, ["requested"])));
+      // A fee debited for an earlier signing whose transaction was dropped (never mined): nothing was spent for it.
+      await refundRecoveryFee(deps.db.pool, x.id);
     }
   }
 }

@@ -301,6 +301,14 @@ describe("payment detail", () => {
     expect(empty.status).toBe(409);
     expect(empty.html).toContain("No unexpected funds to recover in this token");
 
+    // This chain's native coin has no price: its recovery is charged to the Gas Tank (docs/unexpected-funds.md, "Fees").
+    const short = await A.browser.submit(`/dashboard/payments/${p.id}`, `/dashboard/payments/${p.id}/recover`, { token: zeroAddress });
+    expect(short.status).toBe(409);
+    expect(short.html).toContain("Gas Tank balance too low to pay for this recovery");
+    await sql(`INSERT INTO ledger_entries (merchant_id, kind, amount_micros, reference) VALUES ($1, 'adjustment', 1000000, $2)`, [
+      A.id,
+      `test:${randomUUID()}`,
+    ]);
     const res = await A.browser.submit(`/dashboard/payments/${p.id}`, `/dashboard/payments/${p.id}/recover`, { token: zeroAddress });
     expect(res.status).toBe(303);
     expect(res.location).toBe(`/dashboard/payments/${p.id}?done=recover`);

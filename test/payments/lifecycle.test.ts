@@ -295,7 +295,14 @@ describe("settlement failure", () => {
     expect((await get(m, id)).unexpectedFunds).toEqual([
       { token, symbol: "USDT", decimals: 6, amount: "0.05", units: "50000", recoverable: true, recovery: null },
     ]);
-    // ... and the merchant withdraws them to its payout address, in full.
+    // ... and the merchant withdraws them to its payout address, in full: the fees a payment of 0.05 would pay
+    // (0.0005 + 0.10) do not fit in the funds, so they come from the Gas Tank (docs/unexpected-funds.md, "Fees").
+    const tankShort = await svc.http("POST", `/v1/payments/${id}/recover`, { apiKey: m.apiKey, body: { token } });
+    expect(tankShort).toMatchObject({ status: 409, body: { success: false, error: "Gas Tank balance too low to pay for this recovery" } });
+    await pool().query(`INSERT INTO ledger_entries (merchant_id, kind, amount_micros, reference) VALUES ($1, 'adjustment', 200000, $2)`, [
+      m.id,
+      `test-credit:${id}`,
+    ]);
     const r = await svc.http("POST", `/v1/payments/${id}/recover`, { apiKey: m.apiKey, body: { token } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toMatchObject({
@@ -305,6 +312,7 @@ describe("settlement failure", () => {
     });
     await waitFor(async () => (await h.balanceOf("USDT", to)) === 50_000n, { ...WAIT, what: "the funds recovered to the payout" });
     expect(await h.balanceOf("USDT", p.recipientAddress)).toBe(0n);
+    expect(await gasTankBalance(pool(), m.id)).toBe(200_000n - 100_500n);
   });
 });
 

@@ -29,6 +29,8 @@ const KINDS: Record<string, string> = {
   gas_tank_reorg: "Deposit reversed (re-org)",
   settlement_fee: "Settlement fee",
   settlement_refund: "Settlement fee refunded",
+  recovery_fee: "Recovery fee",
+  recovery_refund: "Recovery fee refunded",
   adjustment: "Adjustment",
 };
 
