@@ -68,6 +68,23 @@ export async function reserveAttempt(deps: Pick<AppDeps, "db" | "now">, key: str
  * Gives back one attempt booked by `reserveAttempt` that turned out to succeed, without forgetting the key's
  * other failures (an address's count survives one good login from it); a lock it no longer earns is lifted.
  */
+/**
+ * Counts one failure of `key` even while it is locked (and extends the lock it earns): an attempt that a lock of this
+ * key does not hold back, still counted there.
+ */
+export async function countAttempt(deps: Pick<AppDeps, "db" | "now">, key: string, p: ThrottlePolicy): Promise<void> {
+  await countFailure(deps.db, key, p, deps.now(), true);
+}
+
+/** Failures of `key` within the policy's memory (0 when none, or forgotten). */
+export async function failuresOf(deps: Pick<AppDeps, "db" | "now">, key: string, p: ThrottlePolicy): Promise<number> {
+  const { rows } = await deps.db.pool.query<{ failures: number }>(
+    `SELECT failures FROM login_attempts WHERE key = $1 AND last_failure_at >= $2`,
+    [key, new Date(deps.now() - p.forgetMs)],
+  );
+  return rows[0]?.failures ?? 0;
+}
+
 export async function releaseAttempt(db: Db, key: string, p: ThrottlePolicy): Promise<void> {
   await db.pool.query(
     `UPDATE login_attempts SET failures = GREATEST(failures - 1, 0),

@@ -8,6 +8,8 @@ import {
   ADDRESS_THROTTLE,
   addressKey,
   clearFailures,
+  countAttempt,
+  failuresOf,
   releaseAttempt,
   reserveAttempt,
   type ThrottlePolicy,
@@ -23,7 +25,8 @@ import { TERMINAL_NOT_FOUND } from "./terminals.js";
  *
  * Wrong PINs are throttled like dashboard logins (login-throttle.ts): per terminal (5 free failures, then
  * 30 s doubling up to 15 min), per merchant across all its terminals (20 free) and per client address (20 free),
- * each attempt booked before the PIN is checked. The PIN of a cashier the terminal does not allow is answered
+ * each attempt booked before the PIN is checked. The terminal's and the merchant's locks hold back only addresses
+ * with failures of their own (a step-up): a shop is never locked for a till that has not mistyped. The PIN of a cashier the terminal does not allow is answered
  * and counted exactly like a wrong PIN: the page must not tell which PINs are real.
  */
 
@@ -116,9 +119,18 @@ export async function posLogin(
   if (!terminal) throw new NotFound(TERMINAL_NOT_FOUND);
   const [byTerminal, byMerchant, byAddress] = [terminalKey(terminal.id), merchantPinKey(terminal.merchantId), posAddressKey(from)];
   // Booked as failures before the check, atomically (concurrent guesses cannot all pass); a success gives them back.
+  // The address's own lock always holds. The terminal's and the merchant's hold only addresses that failed
+  // themselves: guesses from elsewhere lock the shop for those addresses, never for a till that has not mistyped, so
+  // an attacker cannot lock a shop's cashiers out; each fresh address gets one attempt while the shop is locked.
+  const clean = (await failuresOf(deps, byAddress, ADDRESS_THROTTLE)) === 0;
   await reserve(deps, byAddress, ADDRESS_THROTTLE);
-  await reserve(deps, byMerchant, MERCHANT_PIN_THROTTLE);
-  await reserve(deps, byTerminal, ACCOUNT_THROTTLE);
+  if (clean) {
+    await countAttempt(deps, byMerchant, MERCHANT_PIN_THROTTLE);
+    await countAttempt(deps, byTerminal, ACCOUNT_THROTTLE);
+  } else {
+    await reserve(deps, byMerchant, MERCHANT_PIN_THROTTLE);
+    await reserve(deps, byTerminal, ACCOUNT_THROTTLE);
+  }
   if (typeof pin !== "string" || !/^\d{1,64}$/.test(pin.trim())) throw new Unauthorized(WRONG_PIN);
   // A cashier the terminal does not allow is not found, like a wrong PIN (and stays counted as a failure).
   const { rows } = await deps.db.pool.query<{ id: string; code: string; name: string }>(

@@ -142,7 +142,7 @@ describe("POS sign-in", () => {
     expect((await signIn(new FormClient(origin), s.page, "77778888")).status).toBe(401);
   });
 
-  it("counts a not-allowed cashier's PIN as a failure: 5 of them lock the terminal", async () => {
+  it("counts a not-allowed cashier's PIN as a failure: 5 of them lock the terminal for the addresses that failed", async () => {
     const s = await shop({ cashiers: "alice" });
     svc.clock.freeze();
     for (let i = 0; i < 5; i++)
@@ -150,10 +150,47 @@ describe("POS sign-in", () => {
         kind: "unauthorized",
         message: "Wrong PIN",
       });
-    await expect(posLogin(svc.deps, s.terminal.id, PINS.alice, "192.0.2.99")).rejects.toMatchObject({
+    await expect(posLogin(svc.deps, s.terminal.id, PINS.alice, "192.0.2.0")).rejects.toMatchObject({
       kind: "rate_limited",
       message: "Too many PIN attempts",
     });
+    // An address that has not failed is not held back by the terminal's lock (a step-up, not a lockout).
+    expect((await posLogin(svc.deps, s.terminal.id, PINS.alice, "192.0.2.99")).session.cashier.code).toBe("ALICE");
+  });
+
+  it("40 wrong PINs from one address lock that address, not the shop: the right PIN works from other addresses on every terminal", async () => {
+    const s = await shop();
+    const till2 = await createTerminal(svc.deps.db, s.m.id, "SHOP2", "Back door");
+    svc.clock.freeze();
+    /** A PIN sign-in over HTTP from client address `from` (loopback is a trusted proxy: X-Forwarded-For is believed). */
+    const attempt = async (terminalId: string, pin: string, from: string) => {
+      const headers = { "x-forwarded-for": from };
+      const page = await fetch(`${origin}/pos/${terminalId}`, { headers });
+      const cookie = page.headers
+        .getSetCookie()
+        .map((c) => c.split(";")[0])
+        .join("; ");
+      const csrf = FormClient.csrfOf(await page.text());
+      return fetch(`${origin}/pos/${terminalId}/login`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { ...headers, cookie, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ _csrf: csrf, pin }),
+      });
+    };
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await attempt(s.terminal.id, String(10_000_000 + i), "203.0.113.66")).status);
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.at(-1)).toBe(429);
+    const attacker = await attempt(s.terminal.id, PINS.alice, "203.0.113.66");
+    expect(attacker.status).toBe(429);
+    expect(Number(attacker.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The shop's cashiers, from their own addresses: the attacked terminal and another of the merchant's.
+    expect((await attempt(s.terminal.id, PINS.alice, "203.0.113.10")).status).toBe(303);
+    expect((await attempt(till2.id, PINS.bob, "203.0.113.11")).status).toBe(303);
+    // While the attack goes on.
+    for (let i = 0; i < 5; i++) expect((await attempt(till2.id, "12345678", "203.0.113.66")).status).toBe(429);
+    expect((await attempt(till2.id, PINS.alice, "203.0.113.12")).status).toBe(303);
   });
 
   it("throttles guesses spread over a merchant's terminals: 20 failures lock all its terminals, not another merchant's", async () => {
@@ -167,14 +204,18 @@ describe("POS sign-in", () => {
         await expect(posLogin(svc.deps, tills[t]!.id, "99999999", `198.51.100.${t * 4 + i}`)).rejects.toMatchObject({
           message: "Wrong PIN",
         });
-    // The merchant's sixth terminal, a fresh address, the right PIN: refused until the lock ends.
-    await expect(posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.200")).rejects.toMatchObject({
+    // The merchant's sixth terminal, the right PIN from an address that guessed: refused until the lock ends.
+    await expect(posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.0")).rejects.toMatchObject({
       kind: "rate_limited",
       message: "Too many PIN attempts",
     });
-    const locked = await signIn(new FormClient(origin), `/pos/${tills[5]!.id}`, PINS.alice);
-    expect(locked.status).toBe(429);
-    expect(locked.html).toContain("Too many PIN attempts");
+    // From an address that never failed, the right PIN still signs in: the shop is not locked out.
+    expect((await posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.150")).session.cashier.code).toBe("ALICE");
+    // A fresh address gets one attempt while the merchant is locked: a wrong one, and it is held back too.
+    await expect(posLogin(svc.deps, tills[5]!.id, "99999999", "198.51.100.160")).rejects.toMatchObject({ message: "Wrong PIN" });
+    await expect(posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.160")).rejects.toMatchObject({
+      message: "Too many PIN attempts",
+    });
     // Another merchant's terminals are not locked.
     const other = await shop();
     expect((await posLogin(svc.deps, other.terminal.id, PINS.alice, "198.51.100.201")).session.cashier.code).toBe("ALICE");
