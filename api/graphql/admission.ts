@@ -8,8 +8,8 @@ import PQueue from "p-queue";
 export const MAX_CONCURRENT = 4;
 /** Executions at once per merchant (per client address without a valid key): one merchant never fills the slots. */
 export const MAX_CONCURRENT_PER_CALLER = 2;
-/** A caller's documents that may wait for its turn; beyond, 429. */
-export const MAX_WAITING_PER_CALLER = 16;
+/** A caller's documents that may wait for its turn (a client's burst of 50 creations queues); beyond, 429. */
+export const MAX_WAITING_PER_CALLER = 64;
 
 const all = new PQueue({ concurrency: MAX_CONCURRENT });
 const callers = new Map<string, PQueue>();

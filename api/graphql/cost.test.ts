@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { costLimitRule, MAX_COST } from "./cost.js";
 import { schema } from "./schema.js";
 
-const errors = (doc: string) => validate(schema, parse(doc), [costLimitRule(10)]).map((e) => e.message);
+const errors = (doc: string, vars?: Record<string, unknown>) =>
+  validate(schema, parse(doc), [costLimitRule(10, vars)]).map((e) => e.message);
 const aliased = (n: number, field = "payments(limit: 100) { hasMore }", prefix = "p") =>
   Array.from({ length: n }, (_, i) => `${prefix}${i}: ${field}`).join(" ");
 
@@ -25,15 +26,22 @@ describe("GraphQL cost over the expanded document", () => {
     ]);
   });
 
-  it("costs a page by its limit: a literal as given, a variable or nothing as the field's largest or default page", () => {
+  it("costs a page by its limit: a literal or a variable's value as given, nothing as the field's default page", () => {
     expect(errors(`{ ${aliased(5)} }`)).toEqual([]); // 500
     expect(errors(`{ ${aliased(5)} balance { balance } }`)).toEqual([
       `Query is too costly: it would read up to 501 rows, the limit is ${MAX_COST}`,
     ]);
     expect(errors(`{ ${aliased(10, "payments(limit: 50) { hasMore }")} }`)).toEqual([]); // 500
-    expect(errors(`query ($n: Int) { ${aliased(6, "payments(limit: $n) { hasMore }")} }`)).toEqual([
-      `Query is too costly: it would read up to 600 rows, the limit is ${MAX_COST}`,
-    ]);
+    const byVar = `query ($n: Int) { ${aliased(6, "payments(limit: $n) { hasMore }")} }`;
+    expect(errors(byVar, { n: 80 })).toEqual([]); // 480
+    expect(errors(byVar, { n: 90 })).toEqual([`Query is too costly: it would read up to 540 rows, the limit is ${MAX_COST}`]);
+    expect(errors(byVar)).toEqual([`Query is too costly: it would read up to 600 rows, the limit is ${MAX_COST}`]); // default page
+    expect(errors(byVar, { n: "10" })).toEqual([`Query is too costly: it would read up to 600 rows, the limit is ${MAX_COST}`]);
+    // The operation's default, and a variable used inside a fragment.
+    expect(errors(`query ($n: Int = 80) { ...F } fragment F on Query { ${aliased(6, "payments(limit: $n) { hasMore }")} }`)).toEqual([]);
+    expect(
+      errors(`query ($n: Int = 80) { ...F } fragment F on Query { ${aliased(6, "payments(limit: $n) { hasMore }")} }`, { n: 100 }),
+    ).toEqual([`Query is too costly: it would read up to 600 rows, the limit is ${MAX_COST}`]);
     expect(errors(`{ ${aliased(6, "payments { hasMore }")} }`)).toEqual([
       `Query is too costly: it would read up to 600 rows, the limit is ${MAX_COST}`,
     ]);

@@ -37,12 +37,16 @@ const fail = (status: number, errors: ErrorJson[], headers?: Record<string, stri
   headers,
 });
 
-/** Introspection (`__schema`, `__type`) is refused when NODE_ENV is production; `__typename` always works. */
-const costRule = costLimitRule(MAX_ROOT_FIELDS);
-export const validationRules = (deps: AppDeps) =>
-  deps.config.NODE_ENV === "production"
+/**
+ * Introspection (`__schema`, `__type`) is refused when NODE_ENV is production; `__typename` always works. The cost
+ * rule reads the request's variables (`payments(limit: $n)`).
+ */
+export const validationRules = (deps: AppDeps, variables?: Record<string, unknown> | null) => {
+  const costRule = costLimitRule(MAX_ROOT_FIELDS, variables);
+  return deps.config.NODE_ENV === "production"
     ? [...specifiedRules, depthLimitRule, costRule, noNulTextRule, NoSchemaIntrospectionCustomRule]
     : [...specifiedRules, depthLimitRule, costRule, noNulTextRule];
+};
 
 /**
  * One GraphQL-over-HTTP request: size limit, parse, validate (graphql-js's rules plus the depth
@@ -76,7 +80,7 @@ export async function executeGraphql(deps: AppDeps, req: GraphqlRequest): Promis
     throw e;
   }
 
-  const invalid = validate(schema, document, validationRules(deps));
+  const invalid = validate(schema, document, validationRules(deps, req.variables));
   if (invalid.length)
     return fail(
       400,
