@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createTerminal, getTerminal } from "../../modules/terminals/terminals.js";
 import { FormClient, signedIn } from "../dashboard/forms.js";
+import { createDashboard } from "../../web/dashboard/index.js";
+import { createPos } from "../../web/pos/index.js";
 import { launchBrowser, newPage, screenshot } from "../helpers/browser.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -20,6 +22,22 @@ let attacker: Server;
 let attackerOrigin = "";
 let origin = "";
 const ATTACKER_PAYOUT = "0x000000000000000000000000000000000000dEaD";
+
+/** What the forms could change: the merchant's rows (counts and the settings the forms write) and attacker accounts. */
+async function stateOf(merchantId: string) {
+  const { rows } = await svc.deps.db.pool.query(
+    `SELECT (SELECT count(*)::int FROM terminals WHERE merchant_id = $1 AND deleted_at IS NULL) AS terminals,
+            (SELECT string_agg(coalesce(payout_address, '') || '/' || name, ',') FROM terminals WHERE merchant_id = $1) AS payouts,
+            (SELECT count(*)::int FROM cashiers WHERE merchant_id = $1 AND deleted_at IS NULL) AS cashiers,
+            (SELECT count(*)::int FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL AND expires_at IS NULL) AS live_keys,
+            (SELECT count(*)::int FROM webhook_configs WHERE merchant_id = $1) AS webhooks,
+            (SELECT count(*)::int FROM sessions WHERE merchant_id = $1) AS sessions,
+            (SELECT gas_tank_alert_micros::text FROM merchants WHERE id = $1) AS alert,
+            (SELECT count(*)::int FROM merchants WHERE email LIKE '%@evil.example') AS evil_accounts`,
+    [merchantId],
+  );
+  return rows[0] as Record<string, unknown>;
+}
 
 /** What the dashboard gives any visitor: a form-token cookie and the token of its forms. */
 async function visitorPair(): Promise<{ cookie: string; token: string }> {
@@ -92,6 +110,21 @@ describe("a tossed form-token cookie", () => {
       [`/pos/${t.id}/logout`, {}],
     ];
 
+    // The list is every state-changing route the dashboard and the POS mount: a new form must join it.
+    const stub = { clientKey: () => "x", statusOf: () => 400 as const };
+    const mounted = [
+      ...createDashboard({ ...stub, limit: () => async (_c, next) => next() }).routes.map((r) => [r.method, "/dashboard" + r.path]),
+      ...createPos({ ...stub, takeSale: async () => ({ allowed: true, retryAfterMs: 0 }) }).routes.map((r) => [r.method, "/pos" + r.path]),
+    ].filter(([method]) => method !== "GET" && method !== "ALL");
+    expect(mounted.length).toBeGreaterThanOrEqual(26);
+    for (const [method, path] of mounted) {
+      const pattern = new RegExp(`^${path!.replace(/:[A-Za-z]+/g, "[^/]+")}$`);
+      expect(
+        forms.some(([action]) => pattern.test(action)),
+        `${method} ${path} is not in the list`,
+      ).toBe(true);
+    }
+
     // The merchant signs in, in a real browser.
     const { context, page } = await newPage(browser);
     await page.goto(origin + "/dashboard/login");
@@ -100,6 +133,7 @@ describe("a tossed form-token cookie", () => {
     await Promise.all([page.waitForURL(`${origin}/dashboard**`), page.click('button[type="submit"]')]);
     expect((await context.cookies(origin)).map((c) => c.name)).toContain("cp_session");
 
+    const before = await stateOf(m.id);
     const statuses: Record<string, number> = {};
     for (const [action, fields] of forms) {
       const pair = await visitorPair();
@@ -113,10 +147,11 @@ describe("a tossed form-token cookie", () => {
     }
     expect(statuses).toEqual(Object.fromEntries(forms.map(([a]) => [a, 403])));
 
-    // Nothing changed: the payout, the terminal, the session.
+    // Nothing changed: the payout, the webhook, every row a form writes, the session.
     expect((await getTerminal(svc.deps.db, m.id, t.id)).payoutAddress?.toLowerCase()).toBe(honest.toLowerCase());
-    const { rows } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM webhook_configs WHERE merchant_id = $1`, [m.id]);
-    expect(rows[0].n).toBe(0);
+    const after = await stateOf(m.id);
+    expect(after).toEqual(before);
+    expect(after.webhooks).toBe(0);
     await page.goto(origin + "/dashboard/terminals");
     expect(page.url()).toBe(`${origin}/dashboard/terminals`);
     await context.close();
@@ -161,8 +196,13 @@ describe("a tossed form-token cookie", () => {
         },
         body: new URLSearchParams({ _csrf: token }),
       });
-    expect((await send({ origin: attackerOrigin })).status).toBe(403);
+    const refused = await send({ origin: attackerOrigin });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("sent from another site or address");
     expect((await send({ "sec-fetch-site": "same-site" })).status).toBe(403);
+    // Only the page itself (or the user) may post: `same-site` is refused even beside an Origin of ours.
+    expect((await send({ origin, "sec-fetch-site": "same-site" })).status).toBe(403);
+    expect((await send({ origin, "sec-fetch-site": "cross-site" })).status).toBe(403);
     expect((await send({ origin, "sec-fetch-site": "same-origin" })).status).not.toBe(403);
   });
 });
