@@ -65,10 +65,6 @@ export async function reserveAttempt(deps: Pick<AppDeps, "db" | "now">, key: str
 }
 
 /**
- * Gives back one attempt booked by `reserveAttempt` that turned out to succeed, without forgetting the key's
- * other failures (an address's count survives one good login from it); a lock it no longer earns is lifted.
- */
-/**
  * Counts one failure of `key` even while it is locked (and extends the lock it earns): an attempt that a lock of this
  * key does not hold back, still counted there.
  */
@@ -85,6 +81,10 @@ export async function failuresOf(deps: Pick<AppDeps, "db" | "now">, key: string,
   return rows[0]?.failures ?? 0;
 }
 
+/**
+ * Gives back one attempt booked by `reserveAttempt` that turned out to succeed, without forgetting the key's
+ * other failures (an address's count survives one good login from it); a lock it no longer earns is lifted.
+ */
 export async function releaseAttempt(db: Db, key: string, p: ThrottlePolicy): Promise<void> {
   await db.pool.query(
     `UPDATE login_attempts SET failures = GREATEST(failures - 1, 0),

@@ -1,20 +1,10 @@
 import type { AppDeps } from "../../core/deps.js";
-import { NotFound, RateLimited, Unauthorized, isDomainError } from "../../core/errors.js";
+import { NotFound, Unauthorized } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { Db } from "../../db/client.js";
 import { hashToken, newToken } from "../merchants/api-keys.js";
-import {
-  ACCOUNT_THROTTLE,
-  ADDRESS_THROTTLE,
-  addressKey,
-  clearFailures,
-  countAttempt,
-  failuresOf,
-  releaseAttempt,
-  reserveAttempt,
-  type ThrottlePolicy,
-} from "../merchants/login-throttle.js";
 import { pinHash } from "./cashiers.js";
+import { pinFailed, pinSucceeded, reservePinAttempt } from "./pin-throttle.js";
 import { TERMINAL_NOT_FOUND } from "./terminals.js";
 
 /**
@@ -23,19 +13,14 @@ import { TERMINAL_NOT_FOUND } from "./terminals.js";
  * scoped to the terminal's page, of which only the SHA-256 is stored. It lasts 12 hours and ends early when the
  * terminal or the cashier is deleted or the cashier is no longer allowed there.
  *
- * Wrong PINs are throttled like dashboard logins (login-throttle.ts): per terminal (5 free failures, then
- * 30 s doubling up to 15 min), per merchant across all its terminals (20 free) and per client address (20 free),
- * each attempt booked before the PIN is checked. The terminal's and the merchant's locks hold back only addresses
- * with failures of their own (a step-up): a shop is never locked for a till that has not mistyped. The PIN of a cashier the terminal does not allow is answered
- * and counted exactly like a wrong PIN: the page must not tell which PINs are real.
+ * Wrong PINs lock out the client address that types them, per terminal and everywhere, never the shop
+ * (pin-throttle.ts). The PIN of a cashier the terminal does not allow is answered and counted exactly like a
+ * wrong PIN: the page must not tell which PINs are real.
  */
 
 export const POS_COOKIE = "cp_pos";
 export const POS_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 export const WRONG_PIN = "Wrong PIN";
-export const TOO_MANY_PINS = "Too many PIN attempts";
-/** Guesses spread over a merchant's terminals: more than one terminal's 5, as a business has several counters. */
-export const MERCHANT_PIN_THROTTLE: ThrottlePolicy = { ...ACCOUNT_THROTTLE, free: 20 };
 
 /** A live terminal as the POS needs it. */
 export type PosTerminal = {
@@ -77,10 +62,6 @@ const toTerminal = (r: TerminalSqlRow): PosTerminal => ({
 const ALLOWED_SQL = `(NOT EXISTS (SELECT 1 FROM terminal_cashiers a WHERE a.terminal_id = t.id)
    OR EXISTS (SELECT 1 FROM terminal_cashiers a WHERE a.terminal_id = t.id AND a.cashier_id = c.id))`;
 
-export const terminalKey = (terminalId: string) => `pos:${terminalId}`;
-export const merchantPinKey = (merchantId: string) => `pos:merchant:${merchantId}`;
-export const posAddressKey = (address: string) => `pos:${addressKey(address)}`;
-
 /** A live terminal by id (any merchant: the id is the POS page's address), or null. */
 export async function posTerminal(db: Db, terminalId: string): Promise<PosTerminal | null> {
   if (!isUuid(terminalId)) return null;
@@ -91,14 +72,17 @@ export async function posTerminal(db: Db, terminalId: string): Promise<PosTermin
   return rows[0] ? toTerminal(rows[0]) : null;
 }
 
-/** Books one attempt on `key`; a lock is refused with the POS's own message. */
-async function reserve(deps: Pick<AppDeps, "db" | "now">, key: string, policy: ThrottlePolicy) {
-  try {
-    await reserveAttempt(deps, key, policy);
-  } catch (err) {
-    if (isDomainError(err) && err.kind === "rate_limited") throw new RateLimited(Number(err.details?.retryAfter ?? 1), TOO_MANY_PINS);
-    throw err;
-  }
+/** The live cashier of the terminal's merchant with this PIN that the terminal allows, or null. */
+async function cashierByPin(deps: Pick<AppDeps, "db" | "config">, terminal: PosTerminal, pin: unknown): Promise<PosCashier | null> {
+  if (typeof pin !== "string" || !/^\d{1,64}$/.test(pin.trim())) return null;
+  // A cashier the terminal does not allow is not found, like a wrong PIN.
+  const { rows } = await deps.db.pool.query<PosCashier>(
+    `SELECT c.id, c.code, c.name
+       FROM cashiers c JOIN terminals t ON t.id = $3
+      WHERE c.merchant_id = $1 AND c.pin_hash = $2 AND c.deleted_at IS NULL AND ${ALLOWED_SQL}`,
+    [terminal.merchantId, pinHash(deps.config.HASH_SECRET, terminal.merchantId, pin.trim()), terminal.id],
+  );
+  return rows[0] ?? null;
 }
 
 /**
@@ -117,34 +101,13 @@ export async function posLogin(
 ): Promise<{ token: string; expiresAt: Date; session: PosSession }> {
   const terminal = await posTerminal(deps.db, terminalId);
   if (!terminal) throw new NotFound(TERMINAL_NOT_FOUND);
-  const [byTerminal, byMerchant, byAddress] = [terminalKey(terminal.id), merchantPinKey(terminal.merchantId), posAddressKey(from)];
-  // Booked as failures before the check, atomically (concurrent guesses cannot all pass); a success gives them back.
-  // The address's own lock always holds. The terminal's and the merchant's hold only addresses that failed
-  // themselves: guesses from elsewhere lock the shop for those addresses, never for a till that has not mistyped, so
-  // an attacker cannot lock a shop's cashiers out; each fresh address gets one attempt while the shop is locked.
-  const clean = (await failuresOf(deps, byAddress, ADDRESS_THROTTLE)) === 0;
-  await reserve(deps, byAddress, ADDRESS_THROTTLE);
-  if (clean) {
-    await countAttempt(deps, byMerchant, MERCHANT_PIN_THROTTLE);
-    await countAttempt(deps, byTerminal, ACCOUNT_THROTTLE);
-  } else {
-    await reserve(deps, byMerchant, MERCHANT_PIN_THROTTLE);
-    await reserve(deps, byTerminal, ACCOUNT_THROTTLE);
+  const attempt = await reservePinAttempt(deps, terminal, from);
+  const cashier = await cashierByPin(deps, terminal, pin);
+  if (!cashier) {
+    await pinFailed(deps, attempt);
+    throw new Unauthorized(WRONG_PIN);
   }
-  if (typeof pin !== "string" || !/^\d{1,64}$/.test(pin.trim())) throw new Unauthorized(WRONG_PIN);
-  // A cashier the terminal does not allow is not found, like a wrong PIN (and stays counted as a failure).
-  const { rows } = await deps.db.pool.query<{ id: string; code: string; name: string }>(
-    `SELECT c.id, c.code, c.name
-       FROM cashiers c JOIN terminals t ON t.id = $3
-      WHERE c.merchant_id = $1 AND c.pin_hash = $2 AND c.deleted_at IS NULL AND ${ALLOWED_SQL}`,
-    [terminal.merchantId, pinHash(deps.config.HASH_SECRET, terminal.merchantId, pin.trim()), terminal.id],
-  );
-  const cashier = rows[0];
-  if (!cashier) throw new Unauthorized(WRONG_PIN);
-  await clearFailures(deps.db, byTerminal);
-  // Only this attempt is given back: one cashier's sign-in must not wash guesses at the merchant's other terminals.
-  await releaseAttempt(deps.db, byMerchant, MERCHANT_PIN_THROTTLE);
-  await releaseAttempt(deps.db, byAddress, ADDRESS_THROTTLE);
+  await pinSucceeded(deps, attempt);
   const token = newToken();
   const expiresAt = new Date(deps.now() + POS_SESSION_TTL_MS);
   await deps.db.pool.query(`INSERT INTO pos_sessions (terminal_id, cashier_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)`, [

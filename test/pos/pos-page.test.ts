@@ -49,6 +49,23 @@ async function signIn(b: FormClient, page: string, pin: string) {
   return b.submit(page, `${page}/login`, { pin });
 }
 
+/** A PIN sign-in over HTTP from client address `from` (loopback is a trusted proxy: X-Forwarded-For is believed). */
+async function attempt(terminalId: string, pin: string, from: string) {
+  const headers = { "x-forwarded-for": from };
+  const page = await fetch(`${origin}/pos/${terminalId}`, { headers });
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const csrf = FormClient.csrfOf(await page.text());
+  return fetch(`${origin}/pos/${terminalId}/login`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { ...headers, cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ _csrf: csrf, pin }),
+  });
+}
+
 describe("POS sign-in", () => {
   it("shows the PIN screen, signs a cashier in with a cookie scoped to the terminal, and out again", async () => {
     const s = await shop();
@@ -142,86 +159,109 @@ describe("POS sign-in", () => {
     expect((await signIn(new FormClient(origin), s.page, "77778888")).status).toBe(401);
   });
 
-  it("counts a not-allowed cashier's PIN as a failure: 5 of them lock the terminal for the addresses that failed", async () => {
+  it("counts a not-allowed cashier's PIN as a failure: 5 of them lock that address out of the terminal, not others", async () => {
     const s = await shop({ cashiers: "alice" });
     svc.clock.freeze();
     for (let i = 0; i < 5; i++)
-      await expect(posLogin(svc.deps, s.terminal.id, PINS.bob, `192.0.2.${i}`), `attempt ${i + 1}`).rejects.toMatchObject({
+      await expect(posLogin(svc.deps, s.terminal.id, PINS.bob, "192.0.2.10"), `attempt ${i + 1}`).rejects.toMatchObject({
         kind: "unauthorized",
         message: "Wrong PIN",
       });
-    await expect(posLogin(svc.deps, s.terminal.id, PINS.alice, "192.0.2.0")).rejects.toMatchObject({
+    await expect(posLogin(svc.deps, s.terminal.id, PINS.alice, "192.0.2.10")).rejects.toMatchObject({
       kind: "rate_limited",
       message: "Too many PIN attempts",
     });
-    // An address that has not failed is not held back by the terminal's lock (a step-up, not a lockout).
+    // Another address is not held back.
     expect((await posLogin(svc.deps, s.terminal.id, PINS.alice, "192.0.2.99")).session.cashier.code).toBe("ALICE");
   });
 
   it("40 wrong PINs from one address lock that address, not the shop: the right PIN works from other addresses on every terminal", async () => {
     const s = await shop();
-    const till2 = await createTerminal(svc.deps.db, s.m.id, "SHOP2", "Back door");
+    const tills = [s.terminal];
+    for (let i = 2; i <= 5; i++) tills.push(await createTerminal(svc.deps.db, s.m.id, `SHOP${i}`, `Till ${i}`));
     svc.clock.freeze();
-    /** A PIN sign-in over HTTP from client address `from` (loopback is a trusted proxy: X-Forwarded-For is believed). */
-    const attempt = async (terminalId: string, pin: string, from: string) => {
-      const headers = { "x-forwarded-for": from };
-      const page = await fetch(`${origin}/pos/${terminalId}`, { headers });
-      const cookie = page.headers
-        .getSetCookie()
-        .map((c) => c.split(";")[0])
-        .join("; ");
-      const csrf = FormClient.csrfOf(await page.text());
-      return fetch(`${origin}/pos/${terminalId}/login`, {
-        method: "POST",
-        redirect: "manual",
-        headers: { ...headers, cookie, "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ _csrf: csrf, pin }),
-      });
-    };
+    const attacker = "203.0.113.66";
     const statuses: number[] = [];
-    for (let i = 0; i < 40; i++) statuses.push((await attempt(s.terminal.id, String(10_000_000 + i), "203.0.113.66")).status);
+    for (let i = 0; i < 40; i++) {
+      const r = await attempt(s.terminal.id, String(10_000_000 + i), attacker);
+      statuses.push(r.status);
+      if (r.status === 429) expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
-    expect(statuses.at(-1)).toBe(429);
-    const attacker = await attempt(s.terminal.id, PINS.alice, "203.0.113.66");
-    expect(attacker.status).toBe(429);
-    expect(Number(attacker.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(statuses.slice(5)).toEqual(Array(35).fill(429));
+    const locked = await attempt(s.terminal.id, PINS.alice, attacker);
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(0);
     // The shop's cashiers, from their own addresses: the attacked terminal and another of the merchant's.
     expect((await attempt(s.terminal.id, PINS.alice, "203.0.113.10")).status).toBe(303);
-    expect((await attempt(till2.id, PINS.bob, "203.0.113.11")).status).toBe(303);
-    // While the attack goes on.
-    for (let i = 0; i < 5; i++) expect((await attempt(till2.id, "12345678", "203.0.113.66")).status).toBe(429);
-    expect((await attempt(till2.id, PINS.alice, "203.0.113.12")).status).toBe(303);
+    expect((await attempt(tills[1]!.id, PINS.bob, "203.0.113.11")).status).toBe(303);
+    // The attack goes on at the other terminals: 5 wrong PINs each, until the address's 20th locks it everywhere.
+    for (const till of tills.slice(1, 4)) {
+      for (let i = 0; i < 5; i++) expect((await attempt(till.id, "12345678", attacker)).status).toBe(401);
+      expect((await attempt(till.id, "12345678", attacker)).status).toBe(429);
+    }
+    expect((await attempt(tills[4]!.id, PINS.alice, attacker)).status).toBe(429);
+    // Meanwhile every terminal still signs the shop's cashiers in.
+    for (const [i, till] of tills.entries()) expect((await attempt(till.id, PINS.alice, `203.0.113.${20 + i}`)).status).toBe(303);
   });
 
-  it("throttles guesses spread over a merchant's terminals: 20 failures lock all its terminals, not another merchant's", async () => {
+  it("a till whose address mistyped is not locked out by an attack from another address", async () => {
+    const s = await shop();
+    const till2 = await createTerminal(svc.deps.db, s.m.id, "SHOP2", "Back door");
+    svc.clock.freeze();
+    // The shop's address (its tills behind one NAT) mistyped once at the back door.
+    const shopAddress = "203.0.113.77";
+    expect((await attempt(till2.id, "11112222", shopAddress)).status).toBe(401);
+    for (let i = 0; i < 40; i++) await attempt(s.terminal.id, String(30_000_000 + i), "203.0.113.88");
+    expect((await attempt(s.terminal.id, PINS.alice, "203.0.113.88")).status).toBe(429);
+    expect((await attempt(till2.id, PINS.bob, shopAddress)).status).toBe(303);
+    expect((await attempt(s.terminal.id, PINS.alice, shopAddress)).status).toBe(303);
+  });
+
+  it("guesses from many addresses lock no terminal: a step-up gives each failing address one wrong PIN, then a wait", async () => {
     const s = await shop();
     svc.clock.freeze();
     const tills = [];
     for (let i = 0; i < 6; i++) tills.push(await createTerminal(svc.deps.db, s.m.id, `TILL${i}`, `Till ${i}`));
-    // 4 wrong PINs on each of 5 terminals, each from its own address: under every per-terminal and per-address limit.
+    // 4 wrong PINs on each of 5 terminals, each from its own address: under every per-address limit.
     for (let t = 0; t < 5; t++)
       for (let i = 0; i < 4; i++)
         await expect(posLogin(svc.deps, tills[t]!.id, "99999999", `198.51.100.${t * 4 + i}`)).rejects.toMatchObject({
           message: "Wrong PIN",
         });
-    // The merchant's sixth terminal, the right PIN from an address that guessed: refused until the lock ends.
-    await expect(posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.0")).rejects.toMatchObject({
+    // 20 over the merchant's terminals put them all in step-up; an address that has not failed still signs in.
+    expect((await posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.150")).session.cashier.code).toBe("ALICE");
+    // An address that fails now gets one wrong PIN at that terminal (5 without the step-up), then waits there only.
+    await expect(posLogin(svc.deps, tills[5]!.id, "99999999", "198.51.100.160")).rejects.toMatchObject({ message: "Wrong PIN" });
+    await expect(posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.160")).rejects.toMatchObject({
       kind: "rate_limited",
       message: "Too many PIN attempts",
     });
-    // From an address that never failed, the right PIN still signs in: the shop is not locked out.
-    expect((await posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.150")).session.cashier.code).toBe("ALICE");
-    // A fresh address gets one attempt while the merchant is locked: a wrong one, and it is held back too.
-    await expect(posLogin(svc.deps, tills[5]!.id, "99999999", "198.51.100.160")).rejects.toMatchObject({ message: "Wrong PIN" });
-    await expect(posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.160")).rejects.toMatchObject({
-      message: "Too many PIN attempts",
-    });
-    // Another merchant's terminals are not locked.
+    expect((await posLogin(svc.deps, tills[4]!.id, PINS.alice, "198.51.100.160")).session.cashier.code).toBe("ALICE");
+    // Another merchant's terminals are not in step-up: 5 wrong PINs before a wait.
     const other = await shop();
-    expect((await posLogin(svc.deps, other.terminal.id, PINS.alice, "198.51.100.201")).session.cashier.code).toBe("ALICE");
+    for (let i = 0; i < 5; i++)
+      await expect(posLogin(svc.deps, other.terminal.id, "99999999", "198.51.100.170")).rejects.toMatchObject({ message: "Wrong PIN" });
 
     svc.clock.advance(31_000);
-    expect((await posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.202")).session.cashier.code).toBe("ALICE");
+    expect((await posLogin(svc.deps, tills[5]!.id, PINS.alice, "198.51.100.160")).session.cashier.code).toBe("ALICE");
+  });
+
+  it("10 wrong PINs at one terminal from many addresses put that terminal alone in step-up", async () => {
+    const s = await shop();
+    const till2 = await createTerminal(svc.deps.db, s.m.id, "SHOP2", "Back door");
+    svc.clock.freeze();
+    for (let i = 0; i < 10; i++)
+      await expect(posLogin(svc.deps, s.terminal.id, "99999999", `198.51.101.${i}`)).rejects.toMatchObject({ message: "Wrong PIN" });
+    const wrongThenRight = async (terminalId: string, from: string) => {
+      await expect(posLogin(svc.deps, terminalId, "99999999", from)).rejects.toMatchObject({ message: "Wrong PIN" });
+      return posLogin(svc.deps, terminalId, PINS.alice, from).then(
+        () => "signed in",
+        (e: { kind: string }) => e.kind,
+      );
+    };
+    expect(await wrongThenRight(s.terminal.id, "198.51.101.100")).toBe("rate_limited");
+    expect(await wrongThenRight(till2.id, "198.51.101.101")).toBe("signed in");
   });
 
   it("refuses a form without its token", async () => {
