@@ -128,9 +128,9 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
     return nonce;
   }
 
-  async function estimateWithMargin(to: Address, data?: Hex, value?: bigint): Promise<bigint> {
+  async function estimate(to: Address, data?: Hex, value?: bigint): Promise<bigint> {
     try {
-      return ((await client.estimateGas({ account, to, data, value })) * 12n) / 10n;
+      return await client.estimateGas({ account, to, data, value });
     } catch (e) {
       // Only a revert is the call's fault; a timeout, refused connection or 5xx propagates and the pass retries.
       throw isRevert(e) ? new GasEstimateError(e) : e;
@@ -141,13 +141,11 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
     address: account.address,
 
     async sendTransaction({ to, data, value, gas, gasCap, claim, record, sent, hooks = {} }) {
-      let limit = gas ?? (await estimateWithMargin(to, data, value));
-      if (gasCap !== undefined && limit > gasCap) {
-        // The margin alone may cross the cap: the bare estimate must fit; the limit signed is then the cap.
-        const bare = gas ?? (limit * 10n) / 12n;
-        if (bare > gasCap) throw new GasCapError(bare, gasCap);
-        limit = gasCap;
-      }
+      const needed = gas ?? (await estimate(to, data, value));
+      if (gasCap !== undefined && needed > gasCap) throw new GasCapError(needed, gasCap);
+      // An estimate gets a 20% margin, which alone may cross the cap: the limit signed never does.
+      const withMargin = gas ?? (needed * 12n) / 10n;
+      const limit = gasCap !== undefined && withMargin > gasCap ? gasCap : withMargin;
       const fees = await client.estimateFeesPerGas();
       const tx = await withTransaction(db, async (c) => {
         await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chain.chainId}:${signer}`]);

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { Forbidden } from "../../core/errors.js";
-import { isCrossOrigin } from "../../core/same-origin.js";
+import { isCrossOrigin, originHeaders } from "../../core/same-origin.js";
 import type { AppEnv } from "../context.js";
 
 /**
@@ -9,12 +9,6 @@ import type { AppEnv } from "../context.js";
  * their form guard (web/dashboard/csrf.ts).
  */
 export const sameOrigin = createMiddleware<AppEnv>(async (c, next) => {
-  const h = {
-    method: c.req.method,
-    origin: c.req.header("origin"),
-    secFetchSite: c.req.header("sec-fetch-site"),
-    referer: c.req.header("referer"),
-  };
-  if (isCrossOrigin(c.var.deps.config, h)) throw new Forbidden("Cross-origin request refused");
+  if (isCrossOrigin(c.var.deps.config, originHeaders(c.req))) throw new Forbidden("Cross-origin request refused");
   await next();
 });

@@ -4,7 +4,7 @@ import { getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { cookiePrefix, secureCookies } from "../../core/cookies.js";
 import type { AppDeps } from "../../core/deps.js";
-import { isCrossOrigin } from "../../core/same-origin.js";
+import { isCrossOrigin, originHeaders } from "../../core/same-origin.js";
 
 /**
  * CSRF protection of every dashboard and POS form, three layers:
@@ -23,8 +23,6 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 const REFUSED = "<!doctype html><title>Form expired</title><p>This form has expired. Go back, reload the page and try again.</p>";
 const REFUSED_ORIGIN =
   "<!doctype html><title>Request refused</title><p>This form was sent from another site or address and was refused. Open the dashboard at the service's own address and try again.</p>";
-/** What `Sec-Fetch-Site` may say of a form post: from the page itself, or typed by the user. */
-const OWN_SITE = new Set(["same-origin", "none"]);
 
 /** The form token of a browser cookie and the session it is bound to (empty before sign-in). */
 export const csrfTokenFor = (secret: string, cookie: string, session = "") =>
@@ -65,16 +63,9 @@ export const csrfGuard = (sessionOf: (c: Context<CsrfEnv>) => string | undefined
     const { token, fresh } = tokenOf(c, sessionOf(c) ?? "");
     c.set("csrf", token);
     if (!SAFE.has(c.req.method)) {
-      const h = {
-        method: c.req.method,
-        origin: c.req.header("origin"),
-        secFetchSite: c.req.header("sec-fetch-site"),
-        referer: c.req.header("referer"),
-      };
       // Forms post to their own page: a browser that says the post comes from another origin of the site is
       // refused even with an Origin of ours (APP_URL and BASE_URL may be two origins of one site).
-      const site = h.secFetchSite;
-      if (isCrossOrigin(c.var.deps.config, h) || (site !== undefined && !OWN_SITE.has(site))) return c.html(REFUSED_ORIGIN, 403);
+      if (isCrossOrigin(c.var.deps.config, originHeaders(c.req), { strictSite: true })) return c.html(REFUSED_ORIGIN, 403);
       let sent = c.req.header("x-csrf-token");
       if (!sent) {
         // The body is an URL-encoded form that parses (form-input.ts runs first).
