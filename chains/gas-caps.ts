@@ -6,7 +6,7 @@
  * settler has spent nothing; below it, the limit signed never exceeds the cap, so the worst a token can take is
  * the cap itself.
  *
- * Measured on Anvil (cancun) with the compiled contracts: a wallet's first `deployAndSweep` of a standard ERC-20 with
+ * Measured on Anvil with the compiled contracts (`npx tsx bench/sweep-gas.ts`, table in docs/operations.md): a wallet's first `deployAndSweep` of a standard ERC-20 with
  * a fee ~110 k gas (clone deployment ~45 k, two transfers), of the USDT-like token ~115 k, of the native coin ~75 k;
  * each further wallet in `deployAndSweepBatch` about as much again. The caps leave room for real tokens whose
  * transfers do more (fee-on-transfer, hooks, proxies: up to ~150 k a transfer pair) and for gas repricing forks.

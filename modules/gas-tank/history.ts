@@ -62,13 +62,14 @@ export async function ledgerPage(
 }
 
 /**
- * What settlements and recoveries took from the tank since `since` (micros): fees net of their refunds. Deposits, re-org
+ * What settlements, recoveries and Vault sweeps of custom tokens took from the tank since `since` (micros): fees net of their refunds. Deposits, re-org
  * reversals and adjustments are not spend. Negative when refunds exceed fees.
  */
 export async function settlementSpendSince(db: Q, merchantId: string, since: Date): Promise<bigint> {
   const { rows } = await db.query<{ spent: string }>(
     `SELECT COALESCE(-sum(amount_micros), 0)::text AS spent FROM ledger_entries
-      WHERE merchant_id = $1 AND kind IN ('settlement_fee', 'settlement_refund', 'recovery_fee', 'recovery_refund') AND created_at >= $2`,
+      WHERE merchant_id = $1 AND kind IN ('settlement_fee', 'settlement_refund', 'recovery_fee', 'recovery_refund', 'vault_sweep_fee', 'vault_sweep_refund')
+        AND created_at >= $2`,
     [merchantId, since],
   );
   return BigInt(rows[0]!.spent);

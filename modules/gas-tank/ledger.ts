@@ -73,3 +73,25 @@ export async function refundRecoveryFee(db: Q, recoveryId: string) {
     [recoveryId],
   );
 }
+
+/**
+ * Debits the gas of a Vault sweep of a token outside the registry (modules/vault/sweep-charge.ts), in the transaction
+ * that stores the signed sweep: once per sweep transaction.
+ */
+export async function debitVaultSweepFee(db: Q, s: { sweepId: string; merchantId: string; chainId: number }, micros: bigint) {
+  await db.query(
+    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference) VALUES ($1, 'vault_sweep_fee', $2, $3, $4)
+     ON CONFLICT (reference) DO NOTHING`,
+    [s.merchantId, (-micros).toString(), s.chainId, `vault-sweep-fee:${s.sweepId}`],
+  );
+}
+
+/** Gives a Vault sweep's fee back (its transaction was dropped: it never mined, no gas was spent): once. */
+export async function refundVaultSweepFee(db: Q, sweepId: string) {
+  await db.query(
+    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference)
+     SELECT merchant_id, 'vault_sweep_refund', -amount_micros, chain_id, 'vault-sweep-refund:' || $1 FROM ledger_entries WHERE reference = 'vault-sweep-fee:' || $1
+     ON CONFLICT (reference) DO NOTHING`,
+    [sweepId],
+  );
+}

@@ -1,18 +1,21 @@
 import { and, eq } from "drizzle-orm";
-import { sweepGasCap } from "../../chains/gas-caps.js";
 import type pg from "pg";
 import { getAddress, type Hex } from "viem";
 import { encodeSweep, type SweepRequest } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
 import { firstLine, logger } from "../../core/log.js";
 import type { ActiveChain } from "../../chains/runtime.js";
-import { GasEstimateError, type BroadcastHooks, type TxSender } from "../../chains/tx-sender.js";
+import { sweepGasCap } from "../../chains/gas-caps.js";
+import { GasCapError, GasEstimateError, type BroadcastHooks, type TxSender } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { confirmedTip, depositFee, isBelowMinimum, readVaultDepositCursor, vaultConfirmations } from "./detect-deposits.js";
 import { retryDelayMs, transitionDeposit } from "./deposits.js";
 import type { DepositRow } from "./serialize-deposit.js";
 import { admitVaultGroups } from "../sanctions/vault.js";
+import { debitVaultSweepFee, gasTankBalance, refundVaultSweepFee } from "../gas-tank/ledger.js";
+import { usdt } from "../gas-tank/usdt.js";
+import { customSweepCharge, paysOwnGas } from "./sweep-charge.js";
 
 // The Vault sweeper, one pass per chain: reconcile sweep transactions already signed, complete the ones whose Swept
 // events are indexed, then sweep what is waiting. A sweep is the factory's deployAndSweep(salt, payout = the wallet
@@ -24,7 +27,11 @@ const GROUPS_PER_TX = 20;
 
 type Group = { address: string; token: string };
 type Covered = DepositRow & { salt: string; fee_bps: number; fee_recipient: string | null };
-type Planned = { group: Group; deposits: Covered[]; fees: Map<string, bigint>; request: SweepRequest };
+/** `charge`: a token outside the registry, swept alone at the merchant's cost: its Gas Tank debit in micros (sweep-charge.ts). */
+type Planned = { group: Group; deposits: Covered[]; fees: Map<string, bigint>; request: SweepRequest; charge?: bigint };
+
+/** Why a failed deposit of a token outside the registry waits: its own code failed the sweep, a retry would too. */
+const NOT_RETRIED = "a token outside the registry is not retried until another deposit of it";
 
 /** A deposit that asks for a sweep by itself: an enabled token above the minimum, or a held one the business asked to recover. */
 const isTrigger = (d: Pick<DepositRow, "hold" | "recover_requested_at">) => d.hold === null || d.recover_requested_at !== null;
@@ -45,9 +52,10 @@ export async function sweepVaultChain(deps: AppDeps, chain: ActiveChain, sender:
 
 /**
  * The deposits of a sweep that did not happen go back: the ones that asked for it fail (retried after a backoff,
- * one `deposit.failed` webhook per deposit), the held ones it would have carried wait again as `detected`.
+ * one `deposit.failed` webhook per deposit; with `retry: false` not retried until another deposit of the group asks
+ * for a sweep), the held ones it would have carried wait again as `detected`.
  */
-async function failDeposits(client: pg.PoolClient, deposits: DepositRow[], reason: string, now: number) {
+async function failDeposits(client: pg.PoolClient, deposits: DepositRow[], reason: string, now: number, retry = true) {
   for (const d of deposits) {
     if (isTrigger(d)) {
       const attempts = d.attempts + 1;
@@ -56,7 +64,7 @@ async function failDeposits(client: pg.PoolClient, deposits: DepositRow[], reaso
         to: "failed",
         reason,
         now,
-        set: { attempts, next_attempt_at: new Date(now + retryDelayMs(attempts)), last_error: reason },
+        set: { attempts, next_attempt_at: retry ? new Date(now + retryDelayMs(attempts)) : null, last_error: reason },
         event: "deposit.failed",
       });
     } else await transitionDeposit(client, d.id, { from: ["processing"], to: "detected", reason, now });
@@ -98,11 +106,18 @@ async function reconcileSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSend
             new Date(now),
           ],
         );
-        if (outcome.status === "reverted")
-          await failDeposits(client, await depositsOfSweep(client, s.id), `sweep transaction ${s.tx_hash} reverted`, now);
+        if (outcome.status === "reverted") {
+          const ds = await depositsOfSweep(client, s.id);
+          // A custom token's sweep swept alone: its own code reverted it (at the cap, paid from the tank); not retried by itself.
+          const custom = ds.length > 0 && paysOwnGas(chain, ds[0]!.token_address);
+          const reason = `sweep transaction ${s.tx_hash} reverted${custom ? `; ${NOT_RETRIED}` : ""}`;
+          await failDeposits(client, ds, reason, now, !custom);
+        }
       } else if (outcome.status === "dropped") {
-        // Its nonce went to another transaction: it can never mine. Its deposits wait for the next sweep, not failed.
+        // Its nonce went to another transaction: it can never mine. Its deposits wait for the next sweep, not failed;
+        // a custom token's Gas Tank charge is given back (no gas was spent; the next sweep is charged again).
         await client.query(`UPDATE vault_sweeps SET status = 'dropped', updated_at = $2 WHERE id = $1`, [s.id, new Date(now)]);
+        await refundVaultSweepFee(client, s.id);
         for (const d of await depositsOfSweep(client, s.id))
           await transitionDeposit(client, d.id, {
             from: ["processing"],
@@ -344,14 +359,56 @@ async function sendSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSender, h
   // Sanctions screening of every sender the sweep would move (modules/sanctions/vault.ts): flagged deposits are held.
   const groups = await admitVaultGroups(deps, chain, await readyGroups(deps, chain));
   const plans: Planned[] = [];
+  let charge: Promise<bigint> | undefined; // the same for every custom group of the pass
   for (const g of groups) {
     const p = await plan(deps, chain, sender, g);
-    if (p) plans.push(p);
+    if (!p) continue;
+    if (!paysOwnGas(chain, g.token)) {
+      plans.push(p);
+      continue;
+    }
+    // A token outside the registry: swept alone (its cap is its own, not the batch's) and only if the merchant pays.
+    p.charge = await (charge ??= customSweepCharge(deps, chain));
+    if (await tankCovers(deps, p)) await sweepOrFail(deps, chain, sender, [p], hooks);
   }
   if (plans.length) await sweepOrFail(deps, chain, sender, plans, hooks);
 }
 
-/** A batch that cannot execute is split; a group that cannot execute alone fails (and is retried after a backoff). */
+const tankShort = (charge: bigint, balance: bigint) =>
+  `Gas Tank balance insufficient: the sweep of a token outside the registry is paid from the Gas Tank ` +
+  `(${usdt(charge)} USDT, balance ${usdt(balance)} USDT)`;
+
+/** Before anything is estimated: a custom-token group whose merchant's Gas Tank cannot pay fails (retried after a backoff). */
+async function tankCovers(deps: AppDeps, p: Planned): Promise<boolean> {
+  const balance = await gasTankBalance(deps.db.pool, p.deposits[0]!.merchant_id);
+  if (balance >= p.charge!) return true;
+  await failGroup(deps, p, tankShort(p.charge!, balance), true);
+  return false;
+}
+
+/** The group's deposits that asked for the sweep fail with `reason` (held ones it would have carried stay detected). */
+async function failGroup(deps: AppDeps, p: Planned, reason: string, retry: boolean) {
+  await withTransaction(deps.db, async (client) => {
+    const { rows } = await client.query<DepositRow>(
+      `SELECT d.*, u.external_user_id FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id
+        WHERE d.id = ANY($1) AND d.status IN ('detected', 'failed') ORDER BY d.id FOR UPDATE OF d`,
+      [p.deposits.map((d) => d.id)],
+    );
+    await failDeposits(
+      client,
+      rows.filter((d) => isTrigger(d)),
+      reason,
+      deps.now(),
+      retry,
+    );
+  });
+}
+
+/**
+ * A batch that cannot execute is split; a group that cannot execute alone fails (and is retried after a backoff),
+ * except a token outside the registry (above its gas cap, or its transfer reverts: its own code decides, so every
+ * retry would end the same way): not retried by itself; another deposit of that token to the address tries once.
+ */
 async function sweepOrFail(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans: Planned[], hooks: BroadcastHooks) {
   try {
     await sweep(deps, chain, sender, plans, hooks);
@@ -361,22 +418,13 @@ async function sweepOrFail(deps: AppDeps, chain: ActiveChain, sender: TxSender, 
       for (const p of plans) await sweepOrFail(deps, chain, sender, [p], hooks);
       return;
     }
-    const reason = `sweep cannot execute: ${e.message.split("\n")[0]}`;
-    await withTransaction(deps.db, async (client) => {
-      const ids = plans[0]!.deposits.map((d) => d.id);
-      const { rows } = await client.query<DepositRow>(
-        `SELECT d.*, u.external_user_id FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id
-          WHERE d.id = ANY($1) AND d.status IN ('detected', 'failed') ORDER BY d.id FOR UPDATE OF d`,
-        [ids],
-      );
-      // Held deposits it would have carried were never moved: they simply stay detected.
-      await failDeposits(
-        client,
-        rows.filter((d) => isTrigger(d)),
-        reason,
-        deps.now(),
-      );
-    });
+    const p = plans[0]!;
+    const why = e.message.split("\n")[0];
+    const reason =
+      e instanceof GasCapError ? `sweep refused: it would cost more gas than a sweep may (${why})` : `sweep cannot execute: ${why}`;
+    // A custom token's own code decides (a transfer that burns or reverts): asking again changes nothing.
+    const custom = p.charge !== undefined;
+    await failGroup(deps, p, custom ? `${reason}; ${NOT_RETRIED}` : reason, !custom);
   }
 }
 
@@ -393,6 +441,13 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
     // Under the signer's lock: the deposits must still be waiting and their groups idle (another replica may have
     // swept them since we read them); the row locks hold until the sweep is recorded.
     claim: async (client) => {
+      // A custom token's sweep: the merchant's tank must still cover it (merchant row locked, as settlements do).
+      const charged = plans[0]!.charge;
+      if (charged !== undefined) {
+        const merchantId = plans[0]!.deposits[0]!.merchant_id;
+        await client.query(`SELECT id FROM merchants WHERE id = $1 FOR NO KEY UPDATE`, [merchantId]);
+        if ((await gasTankBalance(client, merchantId)) < charged) return false;
+      }
       const { rows } = await client.query(
         `SELECT id FROM vault_deposits WHERE id = ANY($1) AND status IN ('detected', 'failed') FOR UPDATE`,
         [ids],
@@ -412,6 +467,9 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
         [tx.chainId, tx.from, tx.nonce, tx.hash, tx.rawTx, ids, new Date(deps.now())],
       );
       const sweepId = rows[0]!.id;
+      const charged = plans[0]!.charge;
+      if (charged !== undefined)
+        await debitVaultSweepFee(client, { sweepId, merchantId: plans[0]!.deposits[0]!.merchant_id, chainId: chain.chainId }, charged);
       for (const { d, fee } of deposits)
         await transitionDeposit(client, d.id, {
           from: ["detected", "failed"],
@@ -419,7 +477,7 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
           reason: `sweep ${tx.hash} signed`,
           now: deps.now(),
           set: { sweep_id: sweepId, fee: fee.toString(), net_amount: (BigInt(d.amount) - fee).toString() },
-          data: { txHash: tx.hash },
+          data: { txHash: tx.hash, ...(plans[0]!.charge !== undefined && { gasTankFeeMicros: plans[0]!.charge.toString() }) },
         });
     },
     sent: async (tx) => {

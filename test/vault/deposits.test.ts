@@ -417,6 +417,13 @@ describe("deposits and sweeps", () => {
 
     const notYours = await svc.http("POST", `/vault/v1/deposits/${held.depositId}/recover`, { apiKey: B.apiKey });
     expect({ status: notYours.status, body: notYours.body }).toEqual({ status: 404, body: { success: false, error: "Deposit not found" } });
+    // A token outside the registry is swept at its merchant's cost, from the Gas Tank (docs/vault.md, "Custom tokens").
+    const { rows: owner } = await svc.deps.db.pool.query(`SELECT merchant_id FROM vault_deposits WHERE id = $1`, [held.depositId]);
+    const merchantId = owner[0].merchant_id as string;
+    await svc.deps.db.pool.query(
+      `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, reference) VALUES ($1, 'adjustment', 1000000, $2)`,
+      [merchantId, `test-credit:${held.depositId}`],
+    );
     const asked = await svc.http("POST", `/vault/v1/deposits/${held.depositId}/recover`, { apiKey: A.apiKey });
     expect(asked.status, JSON.stringify(asked.body)).toBe(202);
     const done = await depositOf(A, sent.transactionHash, (x) => x.status === "completed", "the recovery");
@@ -425,6 +432,13 @@ describe("deposits and sweeps", () => {
     expect(await balanceOf(other, A.wallet)).toBe(1_990_000_000_000_000_000n);
     expect(await balanceOf(other, feeTo)).toBe(10_000_000_000_000_000n);
     expect(await balanceOf(other, bob)).toBe(0n);
+    const { rows: charged } = await svc.deps.db.pool.query(
+      `SELECT kind, amount_micros::text AS micros FROM ledger_entries WHERE merchant_id = $1 AND kind <> 'adjustment'`,
+      [merchantId],
+    );
+    expect(charged).toHaveLength(1);
+    expect(charged[0].kind).toBe("vault_sweep_fee");
+    expect(BigInt(charged[0].micros)).toBeLessThanOrEqual(-100_000n); // the processing fee, plus the cap's gas where priced
     const again = await svc.http("POST", `/vault/v1/deposits/${held.depositId}/recover`, { apiKey: A.apiKey });
     expect({ status: again.status, body: again.body }).toEqual({
       status: 409,

@@ -31,6 +31,8 @@ const KINDS: Record<string, string> = {
   settlement_refund: "Settlement fee refunded",
   recovery_fee: "Recovery fee",
   recovery_refund: "Recovery fee refunded",
+  vault_sweep_fee: "Vault sweep gas (custom token)",
+  vault_sweep_refund: "Vault sweep gas refunded",
   adjustment: "Adjustment",
 };
 
