@@ -26,3 +26,17 @@ export const LOCAL_ROLES = {
   payers: ANVIL_KEYS.slice(3, 8).map((k) => privateKeyToAccount(k)),
   bridgeSolver: privateKeyToAccount(ANVIL_KEYS[8]),
 };
+
+/**
+ * The keys and addresses of these roles as the service's configuration (local/stack.ts): the settler signs sweeps;
+ * token fees and Gas Tank fees arrive at the treasury, which also pays agents' withdrawals, so the wallet that pays
+ * agents always holds what they earned.
+ */
+export function localRoleEnv(): Record<string, string> {
+  return {
+    SETTLER_PRIVATE_KEY: ANVIL_KEYS[1],
+    FEE_RECIPIENT: LOCAL_ROLES.treasury.address,
+    TREASURY_ADDRESS: LOCAL_ROLES.treasury.address,
+    AGENT_PAYOUT_PRIVATE_KEY: ANVIL_KEYS[2],
+  };
+}

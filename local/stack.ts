@@ -4,7 +4,7 @@ import path from "node:path";
 import { factoryMismatch } from "../chains/factory-check.js";
 import { createPublicClient, http } from "viem";
 import { activeChains, type Deployments } from "../chains/runtime.js";
-import { LOCAL_ROLES, ANVIL_KEYS } from "./accounts.js";
+import { LOCAL_ROLES, localRoleEnv } from "./accounts.js";
 import { startAnvil, type Anvil } from "./anvil.js";
 import { startBridgeStandIn } from "./bridge/server.js";
 import { startSolver } from "./bridge/solver.js";
@@ -100,9 +100,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       DEPLOYMENTS_FILE: deploymentsFile,
       LOCAL_CHAINS: chainIds.join(","),
       PONDER_VIEWS_SCHEMA: opts.viewsSchema ?? "chain",
-      SETTLER_PRIVATE_KEY: ANVIL_KEYS[1],
-      FEE_RECIPIENT: LOCAL_ROLES.treasury.address,
-      TREASURY_ADDRESS: LOCAL_ROLES.treasury.address,
+      ...localRoleEnv(),
     };
     for (const a of anvils) env[`RPC_URL_${a.chainId}`] = a.rpcUrl;
 

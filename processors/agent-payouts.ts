@@ -1,8 +1,7 @@
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import type { Hex } from "viem";
+import type { PrivateKeyAccount } from "viem/accounts";
 import { txSender } from "../chains/tx-sender.js";
 import { payAgentWithdrawals } from "../modules/agents/withdrawals.js";
-import { settlerAccount } from "../modules/settlement/shared.js";
+import { agentPayoutAccount } from "../modules/agents/payout-wallet.js";
 import { defineProcessor } from "./runner.js";
 import { logger } from "../core/log.js";
 
@@ -18,8 +17,7 @@ export function agentPayouts() {
         `SELECT DISTINCT chain_id FROM agent_withdrawals WHERE status IN ('requested', 'signed', 'sent', 'mined', 'reverted')`,
       );
       if (!rows.length) return;
-      const key = deps.config.AGENT_PAYOUT_PRIVATE_KEY;
-      account ??= key ? privateKeyToAccount(key as Hex) : settlerAccount(deps);
+      account ??= agentPayoutAccount(deps.config);
       const live = new Set(rows.map((r) => r.chain_id));
       for (const chain of deps.chains) {
         const client = deps.clients.get(chain.chainId);

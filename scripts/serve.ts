@@ -11,6 +11,7 @@ import { migrate } from "../db/migrate.js";
 import { ponderEnv, ponderSchemaName, startPonder, type PonderProcess } from "../local/ponder.js";
 import { allProcessors } from "../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../processors/runner.js";
+import { payoutFundingWarning } from "../modules/agents/payout-wallet.js";
 
 // `npm run serve`: the production entrypoint. Runs the roles named in ROLES (api, processors, indexer;
 // all by default) from the environment alone: no Anvil, no embedded Postgres, no demo merchant.
@@ -128,6 +129,8 @@ async function start() {
     const list = allProcessors();
     processors = startProcessors(deps, list);
     log(`processors  ${list.map((p) => p.name).join(", ") || "none"}`);
+    const payoutWarning = payoutFundingWarning(deps.config);
+    if (payoutWarning) logs.warn(payoutWarning);
   }
   if (stopping) return;
   if (deps && !worker && deps.config.METRICS_PORT !== undefined) {

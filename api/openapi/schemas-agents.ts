@@ -81,6 +81,13 @@ export const AgentWithdrawal = z
         "`requested` → `signed` → `sent` → `mined` → `paid` once final, or `reverted` → `failed` once final (the amount returns to the balance)",
     }),
     transactionHash: txHash.nullable(),
+    error: z.string().nullable().meta({
+      description:
+        "Why a `requested` withdrawal waits (for example the payout wallet holds less of the token than the amount) or why it `failed`; null otherwise",
+    }),
+    nextAttemptAt: unixMs
+      .nullable()
+      .meta({ description: "When a waiting withdrawal is tried again; null unless `requested` after a failure" }),
     createdAt: unixMs,
   })
   .meta({ description: "A withdrawal of an agent's earnings to its payout address" });

@@ -76,6 +76,16 @@ export const HealthResponse = z
     processors: z.array(
       z.object({ name: z.string(), lastRunAt: unixMs, ok: z.boolean(), staleAfterMs: z.number().int(), lastError: z.string().nullable() }),
     ),
+    agentPayouts: z
+      .object({
+        ok: z.boolean().meta({ description: "false when a withdrawal failed to send twice in a row" }),
+        waiting: z.number().int().meta({ description: "Agent withdrawals not sent yet (`requested`)" }),
+        stuck: z.number().int().meta({ description: "Of those, the ones that failed to send twice or more" }),
+        oldestRequestedAt: unixMs.nullable(),
+        lastError: z.string().nullable().meta({ description: "Why the latest one could not be sent, e.g. what the payout wallet lacks" }),
+      })
+      .nullable()
+      .meta({ description: "Agent withdrawals waiting for the payout wallet (docs/agents.md); null when the database does not answer" }),
   })
   .meta({ description: "Every component of the service; 503 `degraded` names each failing one in `issues`" });
 

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
 import { indexerProgress } from "../../db/indexer-status.js";
+import { PAYOUT_ALERT_ATTEMPTS, payoutBacklog } from "../../modules/agents/payout-wallet.js";
 
 /**
  * A processor is stuck when its last pass ended longer ago than its interval plus this grace: the longest
@@ -17,7 +18,8 @@ type Heartbeat = { key: string; value: { error?: string | null; intervalMs?: num
  * GET /health: every component (database, each chain's head, indexer progress and lag, processors'
  * last passes). 200 `ok` when all are fine; 503 `degraded` with `issues` naming each failing one: the
  * database, a chain's RPC, the indexer not ready or more than INDEXER_MAX_LAG_MS behind a chain's head,
- * a processor with no pass for its interval + PROCESSOR_GRACE_MS. A processor's last error is shown, but a
+ * a processor with no pass for its interval + PROCESSOR_GRACE_MS, agent withdrawals that failed to send
+ * PAYOUT_ALERT_ATTEMPTS times in a row (the payout wallet short of a token or of gas). A processor's last error is shown, but a
  * failed pass alone does not degrade (it is retried next interval; what it failed on shows as its own component).
  */
 export const health = new Hono<AppEnv>().get("/health", async (c) => {
@@ -97,6 +99,14 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
     return { name, lastRunAt, ok, staleAfterMs, lastError: r.value?.error ?? null };
   });
 
+  // A payout processor that runs but cannot pay: its passes succeed, the money does not move.
+  const backlog = database.ok ? await payoutBacklog(deps.db.pool).catch(() => null) : null;
+  const agentPayouts = backlog && { ...backlog, ok: backlog.stuck === 0 };
+  if (backlog && backlog.stuck > 0)
+    issues.push(
+      `agent-payouts: ${backlog.stuck} withdrawal(s) failed to send ${PAYOUT_ALERT_ATTEMPTS}+ times: ${backlog.lastError ?? "unknown"}`,
+    );
+
   const ok = issues.length === 0;
-  return c.json({ status: ok ? "ok" : "degraded", issues, database, chains, indexer, processors }, ok ? 200 : 503);
+  return c.json({ status: ok ? "ok" : "degraded", issues, database, chains, indexer, processors, agentPayouts }, ok ? 200 : 503);
 });

@@ -10,6 +10,7 @@ import { GasEstimateError, isReceiptNotFound, type TxSender } from "../../chains
 import { requireAgent } from "./agents.js";
 import { USD_CURRENCY } from "./earnings.js";
 import { agentWithdrawalBody, parseAgentBody } from "./bodies.js";
+import { payoutShortfall } from "./payout-wallet.js";
 
 export const NOTHING_TO_WITHDRAW = "Nothing to withdraw";
 export const NO_PAYOUT_ADDRESS = "Set a payout address first";
@@ -23,6 +24,9 @@ export type AgentWithdrawal = {
   to: string;
   status: string;
   transactionHash: string | null;
+  /** Why it waits (`requested`: the payout wallet is short, an RPC error; retried at `nextAttemptAt`) or failed. */
+  error: string | null;
+  nextAttemptAt: number | null;
   createdAt: number;
 };
 
@@ -36,6 +40,8 @@ type WithdrawalRow = {
   to_address: string;
   status: string;
   tx_hash: string | null;
+  error: string | null;
+  next_attempt_at: Date | null;
   created_at: Date;
 };
 
@@ -48,6 +54,8 @@ const toWithdrawal = (r: WithdrawalRow): AgentWithdrawal => ({
   to: r.to_address,
   status: r.status,
   transactionHash: r.tx_hash,
+  error: r.error,
+  nextAttemptAt: r.status === "requested" && r.next_attempt_at ? r.next_attempt_at.getTime() : null,
   createdAt: r.created_at.getTime(),
 });
 
@@ -145,18 +153,27 @@ export async function payAgentWithdrawals(deps: AppDeps, chain: ActiveChain, sen
       ORDER BY next_attempt_at NULLS FIRST, created_at, id LIMIT 20`,
     [chain.chainId, new Date(deps.now())],
   );
+  const client = deps.clients.get(chain.chainId)!;
   for (const w of requested) {
+    let error: string;
     try {
-      await send(deps, sender, w);
+      // What the wallet lacks is said as such, before a transfer is estimated to revert.
+      const short = await payoutShortfall(client, sender.address, w);
+      if (!short) {
+        await send(deps, sender, w);
+        continue;
+      }
+      error = short;
     } catch (e) {
-      const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** w.attempts);
-      const reason = e instanceof GasEstimateError ? "the payout wallet cannot send it yet" : "sending failed";
-      await deps.db.pool.query(
-        `UPDATE agent_withdrawals SET error = $2, attempts = attempts + 1, next_attempt_at = $3, updated_at = now() WHERE id = $1 AND status = 'requested'`,
-        [w.id, `${reason}: ${(e as Error).message.split("\n")[0]}`, new Date(deps.now() + wait)],
-      );
-      log.warn({ withdrawalId: w.id, retryInMs: wait, error: (e as Error).message.split("\n")[0] }, `agent withdrawal waits: ${reason}`);
+      const message = (e as Error).message.split("\n")[0];
+      error = `${e instanceof GasEstimateError ? "the payout wallet cannot send it yet" : "sending failed"}: ${message}`;
     }
+    const wait = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** w.attempts);
+    await deps.db.pool.query(
+      `UPDATE agent_withdrawals SET error = $2, attempts = attempts + 1, next_attempt_at = $3, updated_at = now() WHERE id = $1 AND status = 'requested'`,
+      [w.id, error, new Date(deps.now() + wait)],
+    );
+    log.warn({ withdrawalId: w.id, retryInMs: wait, error }, "agent withdrawal waits");
   }
 }
 
@@ -175,7 +192,7 @@ async function send(deps: AppDeps, sender: TxSender, w: WithdrawalRow) {
     },
     record: async (client, tx) => {
       await client.query(
-        `UPDATE agent_withdrawals SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, error = NULL, updated_at = now()
+        `UPDATE agent_withdrawals SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, error = NULL, attempts = 0, updated_at = now()
           WHERE id = $1`,
         [w.id, tx.from, tx.nonce, tx.hash, tx.rawTx],
       );

@@ -4,6 +4,7 @@ import { parseEther, parseUnits, zeroAddress, type Address, type Hex } from "vie
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { attachMerchant, createAgent } from "../../modules/agents/agents.js";
 import { accrueAgentEarnings } from "../../modules/agents/earnings.js";
+import { PAYOUT_ALERT_ATTEMPTS } from "../../modules/agents/payout-wallet.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -225,16 +226,24 @@ describe("a referred direct merchant", () => {
     expect(first.body).toMatchObject({ chainId: String(CHAIN), token: usdc, amount: "0.16", to: agentPayout, status: "requested" });
     const again = await svc.http("POST", "/v1/agent/withdrawals", { apiKey: agent.apiKey, body: { chainId: String(CHAIN), token: usdc } });
     expect(again).toMatchObject({ status: 409, body: { error: "Nothing to withdraw" } });
-    // The payout wallet holds no USDC yet: the withdrawal waits, with the reason.
+    // The payout wallet holds no USDC yet: the withdrawal waits, tried again and again, with the reason.
     await waitFor(
       async () => {
-        const { rows } = await svc.deps.db.pool.query(`SELECT status, error FROM agent_withdrawals WHERE id = $1`, [
+        const { rows } = await svc.deps.db.pool.query(`SELECT status, attempts FROM agent_withdrawals WHERE id = $1`, [
           first.body.withdrawalId,
         ]);
-        return rows[0].error && rows[0];
+        return rows[0].status === "requested" && rows[0].attempts >= PAYOUT_ALERT_ATTEMPTS;
       },
       { ...WAIT, what: "the withdrawal to wait for funds" },
     );
+    const why = `the payout wallet ${payoutWallet.address} holds 0 USDC, the withdrawal is 0.16`;
+    // The agent sees why (API and dashboard data), and health tells the operator.
+    const waiting = await svc.http("GET", "/v1/agent/withdrawals", { apiKey: agent.apiKey });
+    expect(waiting.body.data[0]).toMatchObject({ status: "requested", error: why, nextAttemptAt: expect.any(Number) });
+    const health = await svc.http("GET", "/health");
+    expect(health.status).toBe(503);
+    expect(health.body.agentPayouts).toMatchObject({ ok: false, waiting: 1, stuck: 1, lastError: why });
+    expect(health.body.issues).toContain(`agent-payouts: 1 withdrawal(s) failed to send ${PAYOUT_ALERT_ATTEMPTS}+ times: ${why}`);
     await h().mint("USDC", payoutWallet.address, 160_000n);
     // Polled in the database: the API allows 60 requests a minute.
     await waitFor(
@@ -249,7 +258,10 @@ describe("a referred direct merchant", () => {
       withdrawalId: first.body.withdrawalId,
       status: "paid",
       transactionHash: expect.stringMatching(/^0x/),
+      error: null,
+      nextAttemptAt: null,
     });
+    expect((await svc.http("GET", "/health")).body.agentPayouts).toMatchObject({ ok: true, waiting: 0, stuck: 0 });
     expect(await h().balanceOf("USDC", agentPayout)).toBe(160_000n);
     const res = await svc.http("GET", "/v1/agent", { apiKey: agent.apiKey });
     expect(res.body.balances[1]).toMatchObject({ withdrawn: "0.16", available: "0" });

@@ -179,6 +179,20 @@ describe("the Agent screen", () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it("shows why a withdrawal waits", async () => {
+    const a = await agentSignedIn("Agent Waiting");
+    const chain = svc.deps.chains[0]!;
+    const why = "the payout wallet 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 holds 0 USDT, the withdrawal is 0.16";
+    await svc.deps.db.pool.query(
+      `INSERT INTO agent_withdrawals (agent_id, chain_id, currency, token_address, decimals, symbol, units, to_address, error, attempts, next_attempt_at)
+       VALUES ($1, $2, 'usd', $3, 6, 'USDT', 160000, $4, $5, 2, now() + interval '10 seconds')`,
+      [a.id, chain.chainId, chain.tokens[0]!.address, privateKeyToAccount(generatePrivateKey()).address, why],
+    );
+    const page = (await a.browser.get(PAGE)).html;
+    expect(page).toMatch(/data-testid="withdrawal-status"[^>]*>requested</);
+    expect(page).toContain(`Waiting: ${why}`);
+  });
+
   it("lists only the agent's own referred merchants", async () => {
     const a = await agentSignedIn("Agent One");
     const b = await agentSignedIn("Agent Two");

@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { getAddress, parseEther, parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatAmount } from "../../core/money.js";
+import { createAgent } from "../../modules/agents/agents.js";
 import { gasTankBalance, settlementFeeCharged } from "../../modules/gas-tank/ledger.js";
 import { usdt } from "../../modules/gas-tank/usdt.js";
 import { PROCESSING_FEE_USD18 } from "../../modules/payments/fees.js";
@@ -210,6 +211,23 @@ describe("fee modes, exact to the smallest unit", () => {
       .from(sweep)
       .where(eq(sweep.wallet, p.recipientAddress.toLowerCase() as Hex));
     expect(rows).toEqual([{ fee: 100000n, feeRecipient: treasury.toLowerCase(), amount: 9900000n }]);
+
+    // An agent's share of such a fee is paid from the wallet the fees arrive in: on the local stack's own
+    // configuration a withdrawal is paid without anyone funding a payout wallet by hand.
+    const agent = await svc.newMerchant({ name: "Agent" });
+    await createAgent(svc.deps.db, agent.id, { markupCapBps: 100, platformShareBps: 3000 });
+    const agentTo = payout();
+    expect((await svc.http("PATCH", "/v1/agent", { apiKey: agent.apiKey, body: { payoutAddress: agentTo } })).status).toBe(200);
+    const usdtAddress = h.token("USDT").address;
+    await pool().query(
+      `INSERT INTO agent_earnings (agent_id, kind, payment_id, chain_id, currency, decimals, symbol, units) VALUES ($1, 'markup', $2, 777177, $3, 6, 'USDT', 30000)`,
+      [agent.id, id, usdtAddress.toLowerCase()],
+    );
+    const w = await svc.http("POST", "/v1/agent/withdrawals", { apiKey: agent.apiKey, body: { chainId: "777177", token: usdtAddress } });
+    expect(w.status, JSON.stringify(w.body)).toBe(201);
+    await waitFor(async () => (await h.balanceOf("USDT", agentTo)) === 30_000n, { ...WAIT, what: "the agent's withdrawal on-chain" });
+    const { rows: sent } = await pool().query(`SELECT signer, error FROM agent_withdrawals WHERE id = $1`, [w.body.withdrawalId]);
+    expect(sent[0]).toEqual({ signer: treasury.toLowerCase(), error: null });
   });
 
   it("payer covers the fee: the payer sends amount + fees and the merchant receives exactly the amount", async () => {

@@ -209,6 +209,11 @@ const Withdrawals = (p: { withdrawals: AgentWithdrawal[]; chains: readonly Activ
                   <span class={`badge ${w.status}`} data-testid="withdrawal-status">
                     {w.status}
                   </span>
+                  {w.error && (
+                    <div class="muted" data-testid="withdrawal-error">
+                      {w.status === "requested" ? `Waiting: ${w.error}` : w.error}
+                    </div>
+                  )}
                 </td>
                 <td class="mono">{w.transactionHash ?? "—"}</td>
               </tr>
