@@ -1,11 +1,52 @@
 // Lint: the layers of DESIGN.md ("imports flow down only") and TypeScript's recommended rules.
-// api | web | processors | cli  ->  modules  ->  core | db | chains | abis
+// api | web | processors | cli  ->  flows  ->  modules  ->  core | db | chains | abis
+// Inside modules/: each module is imported only through its index.ts, and only by the modules above it in
+// MODULE_ORDER (docs/architecture.md, "Modules").
 import js from "@eslint/js";
 import boundaries from "eslint-plugin-boundaries";
 import tseslint from "typescript-eslint";
 
 const FOUNDATION = ["core", "db", "chains", "abis"];
-const layer = (from, to) => ({ from: { element: { type: from } }, allow: { to: { element: { types: { anyOf: to } } } } });
+/**
+ * The modules, lowest first: a module may import only those before it (so no cycle between modules). A module that
+ * needs something of one above it declares the shape it needs and is handed it by a flow (flows/).
+ */
+const MODULE_ORDER = [
+  "addresses",
+  "pricing",
+  "merchants",
+  "events",
+  "webhooks",
+  "idempotency",
+  "agents",
+  "gas-tank",
+  "terminals",
+  "bridge",
+  "payments",
+  "vault",
+  "sanctions",
+  "settlement",
+  "indexing",
+  "metrics",
+];
+const moduleOrder = MODULE_ORDER.map((name, i) => ({
+  from: { element: { types: "modules", captured: { name } } },
+  allow: {
+    to: {
+      element: {
+        types: "modules",
+        captured: { name: MODULE_ORDER.slice(0, i) },
+        fileInternalPath: "index.ts",
+      },
+    },
+  },
+}));
+// Any layer that may use modules reaches each one through its door only.
+const DOOR = { types: "modules", fileInternalPath: "index.ts" };
+const layer = (from, to) => ({
+  from: { element: { type: from } },
+  allow: { to: { element: [{ types: { anyOf: to.filter((t) => t !== "modules") } }, ...(to.includes("modules") ? [DOOR] : [])] } },
+});
 
 export default tseslint.config(
   {
@@ -30,7 +71,8 @@ export default tseslint.config(
       "import/resolver": { "./scripts/eslint-ts-resolver.cjs": {} },
       "boundaries/include": ["**/*.ts", "**/*.tsx"],
       "boundaries/elements": [
-        ...["core", "db", "chains", "abis", "modules", "processors", "api", "web", "cli", "local"].map((type) => ({ type, pattern: type })),
+        ...["core", "db", "chains", "abis", "flows", "processors", "api", "web", "cli", "local"].map((type) => ({ type, pattern: type })),
+        { type: "modules", pattern: "modules/*", capture: ["name"] },
         { type: "indexer", pattern: "src" },
         ...["scripts", "bench", "test", "types"].map((type) => ({ type: "entry", pattern: type })),
       ],
@@ -42,20 +84,23 @@ export default tseslint.config(
         2,
         {
           default: "disallow",
-          message: "{{from.type}} may not import {{to.type}}: imports flow down only (DESIGN.md, Layout)",
+          message:
+            "{{from.type}} {{from.captured.name}} may not import {{to.type}} {{to.captured.name}} {{to.fileInternalPath}}: imports flow down only, and a module only through its index.ts in MODULE_ORDER (docs/architecture.md)",
           policies: [
             layer("core", FOUNDATION),
             layer("db", FOUNDATION),
             layer("chains", FOUNDATION),
             layer("abis", ["abis"]),
-            layer("modules", ["modules", ...FOUNDATION]),
-            layer("processors", ["processors", "modules", ...FOUNDATION]),
-            layer("api", ["api", "web", "modules", ...FOUNDATION]),
-            layer("web", ["web", "modules", ...FOUNDATION]),
-            layer("cli", ["cli", "local", "modules", ...FOUNDATION]),
+            layer("modules", FOUNDATION),
+            ...moduleOrder,
+            layer("flows", ["flows", "modules", ...FOUNDATION]),
+            layer("processors", ["processors", "flows", "modules", ...FOUNDATION]),
+            layer("api", ["api", "web", "flows", "modules", ...FOUNDATION]),
+            layer("web", ["web", "flows", "modules", ...FOUNDATION]),
+            layer("cli", ["cli", "local", "flows", "modules", ...FOUNDATION]),
             layer("local", ["local", "modules", ...FOUNDATION]),
             layer("indexer", ["indexer", "chains", "abis"]),
-            layer("entry", ["entry", "api", "web", "processors", "cli", "local", "indexer", "modules", ...FOUNDATION]),
+            layer("entry", ["entry", "api", "web", "processors", "cli", "local", "indexer", "flows", "modules", ...FOUNDATION]),
           ],
         },
       ],

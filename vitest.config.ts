@@ -1,16 +1,38 @@
 import { defineConfig } from "vitest/config";
 
+// Two projects (docs/testing.md):
+// - unit: tests beside the code they test (core/, chains/, modules/, api/, ...), pure: no database, chain or indexer.
+//   `npx vitest run --project unit` runs in seconds.
+// - stack: test/**, on one Postgres, one Anvil per chain id and one Ponder for the whole run (test/setup/global-setup.ts);
+//   each test file gets its own app schema. test/chaos starts its own stacks: vitest.chaos.config.ts runs it after.
+const EXCLUDE = ["node_modules/**", ".data/**", ".scratch/**"];
+
 export default defineConfig({
   test: {
-    // One Postgres, one Anvil per chain id and one Ponder for the whole run; each test file gets its own app schema.
-    globalSetup: ["test/setup/global-setup.ts"],
     reporters: ["default", "./test/setup/summary-reporter.ts"],
-    include: ["**/*.test.ts"],
-    // test/chaos: each file starts its own stack; run after this suite by vitest.chaos.config.ts.
-    exclude: ["node_modules/**", ".data/**", ".scratch/**", "test/chaos/**"],
     pool: "forks",
     maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["**/*.test.ts"],
+          exclude: [...EXCLUDE, "test/**"],
+          testTimeout: 10_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "stack",
+          globalSetup: ["test/setup/global-setup.ts"],
+          include: ["test/**/*.test.ts"],
+          exclude: [...EXCLUDE, "test/chaos/**"],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
   },
 });

@@ -2,7 +2,7 @@ import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import type { AppDeps } from "../core/deps.js";
 import { collectProcessMetrics, registry } from "../core/metrics.js";
-import { refreshGauges } from "../modules/metrics/gauges.js";
+import { refreshGauges } from "../modules/metrics/index.js";
 
 // /metrics with API_WORKERS (api/workers.ts: node:cluster, one port, several processes): a scrape reaches one
 // worker, so that worker asks the primary, and the primary answers for the whole group: its own registry (the

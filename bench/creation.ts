@@ -13,7 +13,7 @@ import { createDeps } from "../core/deps.js";
 import { migrate } from "../db/migrate.js";
 import { guardChild, stopChild } from "../local/child.js";
 import { freePort } from "../local/ports.js";
-import { createApiKey, createMerchant } from "../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../modules/merchants/index.js";
 import { benchLog, ROOT, runBench, startBenchChain, startServe } from "./lib/bench-stack.js";
 import { sleep } from "./lib/stats.js";
 

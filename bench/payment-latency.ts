@@ -11,7 +11,7 @@ import { startApiServer } from "../api/server.js";
 import { migrate } from "../db/migrate.js";
 import { viemChain } from "../chains/clients.js";
 import { createDeps } from "../core/deps.js";
-import { createApiKey, createMerchant } from "../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../modules/merchants/index.js";
 import { startStack } from "../local/stack.js";
 import { allProcessors } from "../processors/index.js";
 import { startProcessors } from "../processors/runner.js";

@@ -5,7 +5,7 @@
 //   npx tsx bench/sweep-gas.ts
 // Target (issue 12): <= 60k gas per ERC-20 payment in batches of 50, <= 45k per re-sweep of a deployed wallet.
 import { startAnvil } from "../local/anvil.js";
-import { SWEEP_GAS_PER_PAYMENT_BOUND } from "../modules/settlement/batch-size.js";
+import { SWEEP_GAS_PER_PAYMENT_BOUND } from "../modules/settlement/index.js";
 import { deployFixture, measureBatchGas, measureTransferFloor, type GasToken } from "../test/contracts/fixture.js";
 
 const SIZES = [1, 10, 50, 100];

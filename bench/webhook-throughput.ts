@@ -14,11 +14,11 @@ import type { AppDeps } from "../core/deps.js";
 import { createDb, withTransaction, type Db } from "../db/client.js";
 import { migrate } from "../db/migrate.js";
 import { createDeps } from "../core/deps.js";
-import { createApiKey, createMerchant } from "../modules/merchants/merchants.js";
-import { putWebhookConfig } from "../modules/webhooks/config.js";
-import { createWebhookDispatcher } from "../modules/webhooks/dispatcher.js";
-import { enqueuePaymentWebhook } from "../modules/webhooks/outbox.js";
-import { webhookHeaders } from "../modules/webhooks/sign.js";
+import { createApiKey, createMerchant } from "../modules/merchants/index.js";
+import { putWebhookConfig } from "../modules/webhooks/index.js";
+import { createWebhookDispatcher } from "../modules/webhooks/index.js";
+import { enqueuePaymentWebhook } from "../modules/webhooks/index.js";
+import { webhookHeaders } from "../modules/webhooks/index.js";
 import { startEmbeddedPostgres } from "../local/postgres.js";
 import { selfSignedCert } from "../test/webhooks/helpers/tls.js";
 

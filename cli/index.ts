@@ -2,18 +2,18 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { createDb } from "../db/client.js";
 import { migrate } from "../db/migrate.js";
-import { createApiKey, createMerchant, listMerchants, setMerchantType, type MerchantType } from "../modules/merchants/merchants.js";
-import { attachMerchant, createAgent, requireAgent, setAgentTerms } from "../modules/agents/agents.js";
-import { agentBalances, referredMerchants } from "../modules/agents/earnings.js";
-import { listWithdrawals } from "../modules/agents/withdrawals.js";
-import { listApiKeys, revokeApiKey, rollApiKey } from "../modules/merchants/api-key-admin.js";
-import { createTerminal, deleteTerminal, listTerminals } from "../modules/terminals/terminals.js";
-import { createCashier, deleteCashier, listCashiers } from "../modules/terminals/cashiers.js";
+import { createApiKey, createMerchant, listMerchants, setMerchantType, type MerchantType } from "../modules/merchants/index.js";
+import { attachMerchant, createAgent, requireAgent, setAgentTerms } from "../modules/agents/index.js";
+import { agentBalances, referredMerchants } from "../modules/agents/index.js";
+import { listWithdrawals } from "../modules/agents/index.js";
+import { listApiKeys, revokeApiKey, rollApiKey } from "../modules/merchants/index.js";
+import { createTerminal, deleteTerminal, listTerminals } from "../modules/terminals/index.js";
+import { createCashier, deleteCashier, listCashiers } from "../modules/terminals/index.js";
 import { loadConfig } from "../core/config.js";
 import { DATA_DIR, readStackInfo } from "../local/stack-info.js";
-import { withdrawPayment } from "../modules/payments/withdraw.js";
-import { cancelPayment } from "../modules/payments/cancel.js";
-import { recoverFunds } from "../modules/payments/recover.js";
+import { withdrawPayment } from "../modules/payments/index.js";
+import { cancelPayment } from "../modules/payments/index.js";
+import { recoverFunds } from "../flows/payment-views.js";
 import { publicClients } from "../chains/clients.js";
 import { activeChains } from "../chains/runtime.js";
 import { cliListDeliveries, cliResendDelivery } from "./webhooks.js";
@@ -28,7 +28,7 @@ import {
 import { LOCAL_ROLES } from "../local/accounts.js";
 import { runSandbox, SANDBOX_COMMANDS, SANDBOX_USAGE, SandboxUsageError } from "./sandbox/index.js";
 import { cliTolerance, TOLERANCE_USAGE } from "./tolerance.js";
-import { listMerchantVaults, rebindVault, setVaultFee } from "../modules/vault/config-operator.js";
+import { listMerchantVaults, rebindVault, setVaultFee } from "../modules/vault/index.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 

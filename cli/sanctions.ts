@@ -5,11 +5,11 @@ import type { ActiveChain } from "../chains/runtime.js";
 import type { Config } from "../core/config.js";
 import type { Db } from "../db/client.js";
 import { Invalid } from "../core/errors.js";
-import type { Target } from "../modules/sanctions/holds.js";
-import { returnHeldFunds } from "../modules/sanctions/return.js";
-import { LIST_LIMIT_MESSAGE, listHolds } from "../modules/sanctions/list.js";
-import { rejectHold } from "../modules/sanctions/reject.js";
-import { releaseHold } from "../modules/sanctions/release.js";
+import type { Target } from "../modules/sanctions/index.js";
+import { returnHeldFunds } from "../modules/sanctions/index.js";
+import { LIST_LIMIT_MESSAGE, listHolds } from "../modules/sanctions/index.js";
+import { rejectHold } from "../modules/sanctions/index.js";
+import { releaseHold } from "../modules/sanctions/index.js";
 
 // Operator commands on sanctions holds (cli/index.ts; docs/sanctions.md):
 //   sanctions list [--all] [--limit <n>]

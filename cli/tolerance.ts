@@ -1,11 +1,7 @@
 import type { ActiveChain } from "../chains/runtime.js";
 import { Invalid } from "../core/errors.js";
 import type { Db } from "../db/client.js";
-import {
-  getUnderpaymentTolerance,
-  putUnderpaymentTolerance,
-  type UnderpaymentTolerance,
-} from "../modules/merchants/underpayment-tolerance.js";
+import { getUnderpaymentTolerance, putUnderpaymentTolerance, type UnderpaymentTolerance } from "../modules/merchants/index.js";
 
 // The operator's view of a merchant's underpayment tolerance (cli/index.ts; README "Underpayment tolerance"):
 //   merchant tolerance --merchant <id>                                       shows it

@@ -1,5 +1,5 @@
 import type { Db } from "../db/client.js";
-import { getDelivery, listDeliveries, resendDelivery } from "../modules/webhooks/deliveries.js";
+import { getDelivery, listDeliveries, resendDelivery } from "../modules/webhooks/index.js";
 
 // Operator commands (cli/index.ts), on the operations of /v1/webhooks/deliveries without its merchant
 // and kind scope:

@@ -164,3 +164,8 @@ export function decimalLiteralToFixed(literal: string, decimals: number, roundin
 export function usd18ToMicrosCeil(usd18: bigint): bigint {
   return mulDivCeil(usd18, 1n, 10n ** 12n);
 }
+
+/** Token units to USD (18 decimals) at `priceUsd18`, rounded up. */
+export function unitsToUsd18Ceil(units: bigint, decimals: number, priceUsd18: bigint): bigint {
+  return mulDivCeil(units, priceUsd18, pow10(decimals));
+}

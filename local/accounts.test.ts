@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { payoutFundingWarning } from "../modules/agents/payout-wallet.js";
+import { payoutFundingWarning } from "../modules/agents/index.js";
 import { ANVIL_KEYS, LOCAL_ROLES, localRoleEnv } from "./accounts.js";
 
 describe("the local stack's roles", () => {

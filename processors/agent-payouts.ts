@@ -1,7 +1,7 @@
 import type { PrivateKeyAccount } from "viem/accounts";
 import { txSender } from "../chains/tx-sender.js";
-import { payAgentWithdrawals } from "../modules/agents/withdrawals.js";
-import { agentPayoutAccount } from "../modules/agents/payout-wallet.js";
+import { payAgentWithdrawals } from "../modules/agents/index.js";
+import { agentPayoutAccount } from "../modules/agents/index.js";
 import { defineProcessor } from "./runner.js";
 import { logger } from "../core/log.js";
 

@@ -1,4 +1,4 @@
-import { runBridgeOrders } from "../modules/bridge/poll.js";
+import { runBridgeOrders } from "../modules/bridge/index.js";
 import { defineProcessor } from "./runner.js";
 
 /** Follows cross-chain orders at the provider and cancels those left unfilled for 5 minutes (modules/bridge/poll.ts). */

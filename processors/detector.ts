@@ -1,5 +1,5 @@
 import { indexerProgress } from "../db/indexer-status.js";
-import { detectIndexedBlock, detectLostDeposits, detectPayments } from "../modules/payments/detect.js";
+import { detectIndexedBlock, detectLostDeposits, detectPayments } from "../modules/payments/index.js";
 import { defineProcessor } from "./runner.js";
 import { wakeOnIndexerProgress } from "./wake-on-indexer.js";
 

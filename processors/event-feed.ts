@@ -1,4 +1,4 @@
-import { maintainEventFeed } from "../modules/events/retention.js";
+import { maintainEventFeed } from "../modules/events/index.js";
 import { defineProcessor } from "./runner.js";
 
 /** Keeps the event feed (GET /v1/events) in order and within its retention (modules/events/retention.ts). */

@@ -1,4 +1,4 @@
-import { expirePayments } from "../modules/payments/expire.js";
+import { expirePayments } from "../modules/payments/index.js";
 import { defineProcessor } from "./runner.js";
 
 /** Expires unpaid payments (modules/payments/expire.ts); runs every minute (spec). */

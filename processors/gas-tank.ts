@@ -1,4 +1,4 @@
-import { creditConfirmedDeposits } from "../modules/gas-tank/credit.js";
+import { creditConfirmedDeposits } from "../modules/gas-tank/index.js";
 import { defineProcessor } from "./runner.js";
 
 /** Credits USDT sent to Gas Tank deposit addresses once it is GAS_TANK_CONFIRMATIONS deep (modules/gas-tank/credit.ts). */

@@ -1,13 +1,13 @@
 import type { AppDeps } from "../core/deps.js";
 import type { ActiveChain } from "../chains/runtime.js";
 import { txSender } from "../chains/tx-sender.js";
-import { complete } from "../modules/settlement/complete.js";
-import { reconcile } from "../modules/settlement/reconcile.js";
-import { settleRecoveries } from "../modules/settlement/recover.js";
-import { reserve } from "../modules/settlement/reserve.js";
-import { settleReturns } from "../modules/sanctions/return-settle.js";
-import { send } from "../modules/settlement/send.js";
-import { settlerAccount, type SettlerHooks } from "../modules/settlement/shared.js";
+import { complete } from "../modules/settlement/index.js";
+import { reconcile } from "../modules/settlement/index.js";
+import { settleRecoveries } from "../modules/settlement/index.js";
+import { reserve } from "../modules/settlement/index.js";
+import { settleReturns } from "../modules/sanctions/index.js";
+import { send } from "../modules/settlement/index.js";
+import { settlerAccount, type SettlerHooks } from "../modules/settlement/index.js";
 import { defineProcessor } from "./runner.js";
 
 export type { SettlerHooks };

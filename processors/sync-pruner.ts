@@ -1,4 +1,4 @@
-import { pruneSyncStore } from "../modules/indexing/prune-sync.js";
+import { pruneSyncStore } from "../modules/indexing/index.js";
 import { defineProcessor } from "./runner.js";
 
 /** Bounds Ponder's sync store: deletes final foreign Transfer logs (modules/indexing/prune-sync.ts). */

@@ -1,5 +1,6 @@
 import { indexerProgress } from "../db/indexer-status.js";
-import { recordVaultDeposits } from "../modules/vault/detect-deposits.js";
+import { recordVaultDeposits } from "../modules/vault/index.js";
+import { vaultScreening } from "../flows/vault-screening.js";
 import { defineProcessor } from "./runner.js";
 import { wakeOnIndexerProgress } from "./wake-on-indexer.js";
 
@@ -21,7 +22,7 @@ export function vaultDeposits() {
         if (!p) continue; // deposits come from indexed transfers only
         const latest = BigInt(p.indexedBlock);
         if (handled.get(chain.chainId) === latest) continue;
-        await recordVaultDeposits(deps, chain, { latest, finalized: BigInt(p.finalizedBlock) });
+        await recordVaultDeposits(deps, chain, { latest, finalized: BigInt(p.finalizedBlock) }, vaultScreening);
         handled.set(chain.chainId, latest);
       }
     },

@@ -1,6 +1,7 @@
 import { txSender, type BroadcastHooks } from "../chains/tx-sender.js";
-import { settlerAccount } from "../modules/settlement/shared.js";
-import { sweepVaultChain } from "../modules/vault/sweep.js";
+import { settlerAccount } from "../modules/settlement/index.js";
+import { sweepVaultChain } from "../modules/vault/index.js";
+import { vaultScreening } from "../flows/vault-screening.js";
 import { defineProcessor } from "./runner.js";
 
 /** Sweeps vault deposits to the businesses' wallets through the settler key (modules/vault/sweep.ts). */
@@ -13,7 +14,7 @@ export function vaultSweeper(hooks: BroadcastHooks = {}) {
       for (const chain of deps.chains) {
         if (!chain.factory) continue;
         const sender = txSender({ db: deps.db, chain, client: deps.clients.get(chain.chainId)!, account: settlerAccount(deps) });
-        await sweepVaultChain(deps, chain, sender, hooks);
+        await sweepVaultChain(deps, chain, sender, vaultScreening, hooks);
       }
     },
   });

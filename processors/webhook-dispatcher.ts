@@ -1,4 +1,4 @@
-import { createWebhookDispatcher, type DispatcherOptions } from "../modules/webhooks/dispatcher.js";
+import { createWebhookDispatcher, type DispatcherOptions } from "../modules/webhooks/index.js";
 import { defineProcessor, type Processor } from "./runner.js";
 
 export type WebhookDispatcherProcessor = Processor & { close(): Promise<void> };

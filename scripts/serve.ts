@@ -11,7 +11,7 @@ import { migrate } from "../db/migrate.js";
 import { ponderEnv, ponderSchemaName, startPonder, type PonderProcess } from "../local/ponder.js";
 import { allProcessors } from "../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../processors/runner.js";
-import { payoutFundingWarning } from "../modules/agents/payout-wallet.js";
+import { payoutFundingWarning } from "../modules/agents/index.js";
 
 // `npm run serve`: the production entrypoint. Runs the roles named in ROLES (api, processors, indexer;
 // all by default) from the environment alone: no Anvil, no embedded Postgres, no demo merchant.

@@ -5,7 +5,7 @@ import { migrate } from "../db/migrate.js";
 import { startApiServer } from "../api/server.js";
 import { createDeps } from "../core/deps.js";
 import { logger } from "../core/log.js";
-import { createApiKey, createMerchant } from "../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../modules/merchants/index.js";
 import { startStack } from "../local/stack.js";
 import { DATA_DIR, removeStackInfo, writeStackInfo } from "../local/stack-info.js";
 import { allProcessors } from "../processors/index.js";

@@ -5,7 +5,7 @@ import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { walletFactoryAbi } from "../abis/WalletFactory.js";
 import { LOCAL_ROLES } from "../local/accounts.js";
 import { computeWalletAddress } from "../chains/deposit-address.js";
-import { registerAddress } from "../modules/addresses/registry.js";
+import { registerAddress } from "../modules/addresses/index.js";
 import { chainHelpers, waitFor } from "./helpers/chain.js";
 import { createTestDeps, type TestDeps } from "./helpers/deps.js";
 

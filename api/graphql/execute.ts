@@ -9,13 +9,14 @@ import {
   type DocumentNode,
 } from "graphql";
 import type { AppDeps } from "../../core/deps.js";
-import { findMerchant } from "../../modules/merchants/authenticate.js";
+import { findMerchant } from "../../modules/merchants/index.js";
 import { admit, refused } from "./admission.js";
 import { errorJson, maskUnexpected, REQUEST_ERROR_CODES as CODES, requestError, type ErrorJson } from "./errors.js";
 import { jsonProblem } from "../middleware/input.js";
 import { costLimitRule } from "./cost.js";
 import { depthLimitRule, MAX_DOCUMENT_BYTES, MAX_ROOT_FIELDS } from "./limits.js";
-import { graphqlContext, rootValue } from "./resolvers.js";
+import { graphqlContext } from "./context.js";
+import { rootValue } from "./resolvers.js";
 import { schema } from "./schema.js";
 import { MAX_NESTING, nestingDepth } from "./nesting.js";
 import { noNulTextRule } from "./text-rule.js";

@@ -1,7 +1,7 @@
 import { DomainError, type ErrorKind } from "../../core/errors.js";
 import { logger } from "../../core/log.js";
-import { valueFingerprint } from "../../modules/idempotency/fingerprint.js";
-import { checkIdempotencyKey, type KeyUse } from "../../modules/idempotency/key.js";
+import { valueFingerprint } from "../../modules/idempotency/index.js";
+import { checkIdempotencyKey, type KeyUse } from "../../modules/idempotency/index.js";
 import {
   claimIdempotencyKey,
   keepIdempotencyKey,
@@ -9,10 +9,10 @@ import {
   type Claimed,
   type KeyedRequest,
   type StoredResponse,
-} from "../../modules/idempotency/store.js";
+} from "../../modules/idempotency/index.js";
 import { STATUS } from "../errors.js";
 import { settleClaim } from "../middleware/idempotency.js";
-import type { GraphqlContext } from "./resolvers.js";
+import type { GraphqlContext } from "./context.js";
 
 // A mutation's `idempotencyKey` argument (README "Idempotency keys"): REST's `Idempotency-Key` for one field. The same
 // store and the same namespace (the caller's API key); the operation is `GRAPHQL <field>`, so a key used on a REST route

@@ -10,7 +10,7 @@ import {
 } from "graphql";
 import type { AppDeps } from "../../core/deps.js";
 import { RateLimited } from "../../core/errors.js";
-import { findMerchant, type Caller } from "../../modules/merchants/authenticate.js";
+import { findMerchant, type Caller } from "../../modules/merchants/index.js";
 import { retryAfterSeconds, takeFor, type Scope } from "../middleware/rate-limit.js";
 
 /** Largest GraphQL document accepted, in UTF-8 bytes (20 kB). */

@@ -1,33 +1,19 @@
 import { responsePathAsArray, type GraphQLResolveInfo } from "graphql";
-import type { AppDeps } from "../../core/deps.js";
 import { DomainError, Failed } from "../../core/errors.js";
 import { logger } from "../../core/log.js";
-import { getBalance } from "../../modules/gas-tank/balance.js";
-import type { Caller } from "../../modules/merchants/authenticate.js";
-import { createPayment } from "../../modules/payments/create.js";
-import { listPayments } from "../../modules/payments/list.js";
-import { getPromoStatus } from "../../modules/payments/promo.js";
-import { recoverFunds } from "../../modules/payments/recover.js";
-import { withdrawPayment } from "../../modules/payments/withdraw.js";
-import { cancelPayment } from "../../modules/payments/cancel.js";
-import { getVault } from "../../modules/vault/config.js";
-import { listVaultDeposits } from "../../modules/vault/deposits.js";
-import { getVaultUser } from "../../modules/vault/users.js";
+import { getBalance } from "../../modules/gas-tank/index.js";
+import { createPayment } from "../../modules/payments/index.js";
+import { getPromoStatus } from "../../modules/payments/index.js";
+import { listPayments, recoverFunds } from "../../flows/payment-views.js";
+import { withdrawPayment } from "../../modules/payments/index.js";
+import { cancelPayment } from "../../modules/payments/index.js";
+import { getVault } from "../../modules/vault/index.js";
+import { listVaultDeposits } from "../../modules/vault/index.js";
+import { getVaultUser } from "../../modules/vault/index.js";
 import { toGraphqlError } from "../errors.js";
 import { idempotentField } from "./idempotency.js";
 import { countCall } from "./limits.js";
-
-/** Per request: the deps, who is asking (one caller, so its key is looked up once), and from where. */
-export type GraphqlContext = {
-  deps: AppDeps;
-  apiKey: string | undefined;
-  clientIp: string;
-  caller: Caller;
-};
-
-export function graphqlContext(deps: AppDeps, apiKey: string | undefined, clientIp: string): GraphqlContext {
-  return { deps, apiKey, clientIp, caller: { apiKey } };
-}
+import type { GraphqlContext } from "./context.js";
 
 /**
  * A root field: the operation's domain errors become field errors with REST's message and

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { Unauthorized } from "../../core/errors.js";
-import { findMerchant, type Caller } from "../../modules/merchants/authenticate.js";
+import { findMerchant, type Caller } from "../../modules/merchants/index.js";
 import type { AppEnv } from "../context.js";
 
 const callers = new WeakMap<Request, Caller>();

@@ -2,8 +2,8 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { matchedRoutes } from "hono/route";
-import { bodyFingerprint } from "../../modules/idempotency/fingerprint.js";
-import { checkIdempotencyKey, IDEMPOTENCY_HEADER, REPLAYED_HEADER, type KeyUse } from "../../modules/idempotency/key.js";
+import { bodyFingerprint } from "../../modules/idempotency/index.js";
+import { checkIdempotencyKey, IDEMPOTENCY_HEADER, REPLAYED_HEADER, type KeyUse } from "../../modules/idempotency/index.js";
 import {
   abandonIdempotencyKey,
   claimIdempotencyKey,
@@ -14,7 +14,7 @@ import {
   type Claim,
   type Claimed,
   type KeyedRequest,
-} from "../../modules/idempotency/store.js";
+} from "../../modules/idempotency/index.js";
 import type { AppDeps } from "../../core/deps.js";
 import { logger } from "../../core/log.js";
 import type { AppEnv } from "../context.js";

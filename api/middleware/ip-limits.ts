@@ -3,7 +3,7 @@ import { batcher, QUEUE_FULL, type Batcher } from "../../core/batcher.js";
 import type { AppDeps } from "../../core/deps.js";
 import { RateLimited, Unavailable } from "../../core/errors.js";
 import { isSplittable, retryConflicts } from "../../db/statement-failures.js";
-import { KEY_LOOKUP_BATCH, keyHashOf, keyLookupSql, rememberMerchant } from "../../modules/merchants/authenticate.js";
+import { KEY_LOOKUP_BATCH, keyHashOf, keyLookupSql, rememberMerchant } from "../../modules/merchants/index.js";
 import type { AppEnv } from "../context.js";
 import { keyCaller } from "./api-key.js";
 import {

@@ -1,5 +1,5 @@
-import { INVALID_KEY, MAX_KEY_LENGTH } from "../../modules/idempotency/key.js";
-import { IN_PROGRESS, OTHER_ENDPOINT, otherRequest } from "../../modules/idempotency/store.js";
+import { INVALID_KEY, MAX_KEY_LENGTH } from "../../modules/idempotency/index.js";
+import { IN_PROGRESS, OTHER_ENDPOINT, otherRequest } from "../../modules/idempotency/index.js";
 import { fail, type Failure, type Operation } from "./operation.js";
 
 // The `Idempotency-Key` header (api/middleware/idempotency.ts, README "Idempotency keys") in the OpenAPI document: a

@@ -1,5 +1,5 @@
-import { NOT_AN_AGENT } from "../../modules/agents/agents.js";
-import { NO_PAYOUT_ADDRESS, NOTHING_TO_WITHDRAW } from "../../modules/agents/withdrawals.js";
+import { NOT_AN_AGENT } from "../../modules/agents/index.js";
+import { NO_PAYOUT_ADDRESS, NOTHING_TO_WITHDRAW } from "../../modules/agents/index.js";
 import { BAD_JSON, fail, NOT_JSON, TOO_LARGE, TOO_MANY, UNAUTHORIZED, type Operation } from "./operation.js";
 
 // The agent's own account (api/routes/agent.ts; docs/agents.md): terms and balances, referred merchants, markup and

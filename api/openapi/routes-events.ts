@@ -1,4 +1,4 @@
-import { AFTER_MESSAGE, EVENT_NOT_FOUND, eventsQuery } from "../../modules/events/feed.js";
+import { AFTER_MESSAGE, EVENT_NOT_FOUND, eventsQuery } from "../../modules/events/index.js";
 import { fail, type Operation } from "./operation.js";
 
 // The event feed (api/routes/events.ts; README "Event feed"). API key; GET /v1/payments's `{error, code}` bodies.

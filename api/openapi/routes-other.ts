@@ -1,4 +1,4 @@
-import { TOO_MANY_LOGINS } from "../../modules/merchants/login-throttle.js";
+import { TOO_MANY_LOGINS } from "../../modules/merchants/index.js";
 import { GraphqlGetQuery } from "./schemas-common.js";
 import { fail, NOT_JSON, TOO_LARGE, type Operation } from "./operation.js";
 

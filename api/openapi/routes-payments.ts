@@ -1,12 +1,12 @@
 import { zeroAddress } from "viem";
-import { ORDER_IN_FLIGHT } from "../../modules/bridge/guard.js";
-import { BRIDGE_OFF, bridgeQuoteQuery, ORDER_OF_ANOTHER } from "../../modules/bridge/orders.js";
-import { cannotCancelIn, HAS_FUNDS, HAS_UNCOUNTED_FUNDS } from "../../modules/payments/cancel.js";
-import { listPaymentsQuery } from "../../modules/payments/list.js";
-import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
-import { SANCTIONS_HELD_MESSAGE } from "../../modules/sanctions/blocked.js";
-import { verifyQuery } from "../../modules/payments/verify.js";
-import { oraclePriceQuery, tokenMetadataQuery, tokenPriceQuery } from "../../modules/pricing/lookups.js";
+import { ORDER_IN_FLIGHT } from "../../modules/bridge/index.js";
+import { BRIDGE_OFF, bridgeQuoteQuery, ORDER_OF_ANOTHER } from "../../modules/bridge/index.js";
+import { cannotCancelIn, HAS_FUNDS, HAS_UNCOUNTED_FUNDS } from "../../modules/payments/index.js";
+import { listPaymentsQuery } from "../../modules/payments/index.js";
+import { PAYMENT_STATUSES } from "../../modules/payments/index.js";
+import { SANCTIONS_HELD_MESSAGE } from "../../modules/payments/index.js";
+import { verifyQuery } from "../../modules/payments/index.js";
+import { oraclePriceQuery, tokenMetadataQuery, tokenPriceQuery } from "../../modules/pricing/index.js";
 import { BAD_JSON, fail, NOT_JSON, TOO_LARGE, TOO_MANY, UNAUTHORIZED, type Operation } from "./operation.js";
 
 // Payments, the Gas Tank balance, the promotion and the public lookups (api/routes/payments.ts, tokens.ts,

@@ -10,7 +10,7 @@ import {
   TOO_MANY_AMOUNTS,
   UNSUPPORTED_NETWORK,
   UNSUPPORTED_TOKEN,
-} from "../../modules/merchants/underpayment-tolerance.js";
+} from "../../modules/merchants/index.js";
 import { BAD_JSON, fail, NOT_JSON, TOO_LARGE, UNAUTHORIZED, type Operation } from "./operation.js";
 
 // The merchant's own settings beyond the spec (api/routes/settings.ts; README "Underpayment tolerance"). API key;

@@ -1,5 +1,5 @@
-import { vaultDepositsQuery } from "../../modules/vault/deposits.js";
-import { vaultUserQuery } from "../../modules/vault/users.js";
+import { vaultDepositsQuery } from "../../modules/vault/index.js";
+import { vaultUserQuery } from "../../modules/vault/index.js";
 import { BAD_JSON, fail, NOT_JSON, NOT_OBJECT, TOO_LARGE, TOO_MANY, UNAUTHORIZED, type Operation } from "./operation.js";
 
 // The Vault (api/routes/vault-config.ts, vault-users.ts; docs/vault.md, docs/vault-deposits.md). Success is

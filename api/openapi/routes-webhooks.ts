@@ -1,5 +1,5 @@
-import { deliveriesQuery } from "../../modules/webhooks/deliveries.js";
-import { PRIVATE_TARGET_ERROR } from "../../modules/webhooks/url-policy.js";
+import { deliveriesQuery } from "../../modules/webhooks/index.js";
+import { PRIVATE_TARGET_ERROR } from "../../modules/webhooks/index.js";
 import { BAD_JSON, fail, NOT_JSON, NOT_OBJECT, TOO_LARGE, type Operation } from "./operation.js";
 
 // Payment webhook configuration and delivery logs (api/routes/webhooks.ts; docs/webhooks.md). Every answer is the

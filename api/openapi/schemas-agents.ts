@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MERCHANT_TYPES, type MerchantType } from "../../modules/merchants/merchants.js";
+import { MERCHANT_TYPES, type MerchantType } from "../../modules/merchants/index.js";
 import { address, decimal, txHash, unixMs, uuid } from "./schemas-common.js";
 
 // Hand-written zod schemas of the /v1/agent answers (modules/agents/agents.ts, earnings.ts, withdrawals.ts;

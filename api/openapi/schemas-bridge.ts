@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { BRIDGE_ORDER_STATUSES } from "../../modules/bridge/transition.js";
-import { PROVIDER_ORDER_STATUSES } from "../../modules/bridge/provider.js";
+import { BRIDGE_ORDER_STATUSES } from "../../modules/bridge/index.js";
+import { PROVIDER_ORDER_STATUSES } from "../../modules/bridge/index.js";
 import { address, decimal, txHash, unixMs, units, uuid } from "./schemas-common.js";
 
 // Hand-written zod schemas of the cross-chain answers (modules/bridge/orders.ts quoteView, orderView, refs.ts).

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
+import { PAYMENT_STATUSES } from "../../modules/payments/index.js";
 import { BridgeRef } from "./schemas-bridge.js";
 import { address, decimal, txHash, unixMs, units, uuid } from "./schemas-common.js";
 

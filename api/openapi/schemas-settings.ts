@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_TOLERANCE_BPS } from "../../modules/payments/tolerance.js";
+import { MAX_TOLERANCE_BPS } from "../../modules/merchants/index.js";
 import { address, decimal } from "./schemas-common.js";
 
 // Hand-written zod schema of the /v1/settings answers (modules/merchants/underpayment-tolerance.ts; README "Underpayment

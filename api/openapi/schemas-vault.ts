@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { LISTED_DEPOSIT_STATUSES } from "../../modules/vault/serialize-deposit.js";
-import { VAULT_SUBSCRIPTIONS } from "../../modules/webhooks/events.js";
+import { LISTED_DEPOSIT_STATUSES } from "../../modules/vault/index.js";
+import { VAULT_SUBSCRIPTIONS } from "../../modules/webhooks/index.js";
 import { address, txHash, unixMs, units, uuid } from "./schemas-common.js";
 
 // Hand-written zod schemas of the answers of /vault/v1/* (modules/vault/config-access.ts, users.ts,

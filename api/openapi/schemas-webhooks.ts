@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { DELIVERY_STATUSES } from "../../modules/webhooks/deliveries.js";
-import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
+import { DELIVERY_STATUSES } from "../../modules/webhooks/index.js";
+import { PAYMENT_EVENTS } from "../../modules/webhooks/index.js";
 import { unixMs, uuid } from "./schemas-common.js";
 
 // Hand-written zod schemas of the answers of /v1/webhooks (modules/webhooks/config.ts, deliveries.ts). The request

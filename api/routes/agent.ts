@@ -1,7 +1,7 @@
 import { Hono } from "hono";
-import { agentOfCaller, updateAgent } from "../../modules/agents/agents.js";
-import { agentBalances, referredMerchants } from "../../modules/agents/earnings.js";
-import { listWithdrawals, requestWithdrawal } from "../../modules/agents/withdrawals.js";
+import { agentOfCaller, updateAgent } from "../../modules/agents/index.js";
+import { agentBalances, referredMerchants } from "../../modules/agents/index.js";
+import { listWithdrawals, requestWithdrawal } from "../../modules/agents/index.js";
 import { errorsAs } from "../errors.js";
 import { keyCaller } from "../middleware/api-key.js";
 import { jsonBody } from "../middleware/input.js";

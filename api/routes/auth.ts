@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { cookiePrefix, secureCookies } from "../../core/cookies.js";
-import { login, logout, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
+import { login, logout, SESSION_COOKIE } from "../../modules/merchants/index.js";
 import { errorsAs } from "../errors.js";
 import { jsonBody } from "../middleware/input.js";
 import { clientIp, ipBucket, rateLimit } from "../middleware/rate-limit.js";

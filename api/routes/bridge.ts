@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../../core/deps.js";
-import type { TakeToken } from "../../modules/bridge/budget.js";
+import type { TakeToken } from "../../modules/bridge/index.js";
 import {
   paymentOrders,
   readBridgeOrderBody,
   readBridgeQuoteQuery,
   reportBridgeTx,
   startBridgePayment,
-} from "../../modules/bridge/orders.js";
+} from "../../modules/bridge/index.js";
 import type { AppEnv } from "../context.js";
 import { errorsAs } from "../errors.js";
 import { jsonBody, queryOf } from "../middleware/input.js";

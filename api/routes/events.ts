@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { getEvent, listEvents } from "../../modules/events/feed.js";
+import { getEvent, listEvents } from "../../modules/events/index.js";
 import { errorsAs } from "../errors.js";
 import { keyCaller } from "../middleware/api-key.js";
 import { queryOf } from "../middleware/input.js";

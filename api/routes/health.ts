@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { PAYOUT_ALERT_ATTEMPTS, payoutBacklog } from "../../modules/agents/payout-wallet.js";
+import { PAYOUT_ALERT_ATTEMPTS, payoutBacklog } from "../../modules/agents/index.js";
 
 /**
  * A processor is stuck when its last pass ended longer ago than its interval plus this grace: the longest

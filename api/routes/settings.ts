@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { getUnderpaymentTolerance, putUnderpaymentTolerance } from "../../modules/merchants/underpayment-tolerance.js";
+import { getUnderpaymentTolerance, putUnderpaymentTolerance } from "../../modules/merchants/index.js";
 import { errorsAs } from "../errors.js";
 import { keyCaller, requireApiKey } from "../middleware/api-key.js";
 import { jsonBody } from "../middleware/input.js";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { oraclePrice, tokenMetadata, tokenPrice } from "../../modules/pricing/lookups.js";
+import { oraclePrice, tokenMetadata, tokenPrice } from "../../modules/pricing/index.js";
 import { errorsAs } from "../errors.js";
 import { queryOf } from "../middleware/input.js";
 import type { AppEnv } from "../context.js";

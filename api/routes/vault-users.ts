@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { listVaultDeposits, requestDepositRecovery } from "../../modules/vault/deposits.js";
-import { createVaultUser, getVaultUser } from "../../modules/vault/users.js";
+import { listVaultDeposits, requestDepositRecovery } from "../../modules/vault/index.js";
+import { createVaultUser, getVaultUser } from "../../modules/vault/index.js";
 import { errorsAs } from "../errors.js";
 import { requireVaultKey } from "./vault-config.js";
 import { keyCaller } from "../middleware/api-key.js";

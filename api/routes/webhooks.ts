@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { deleteWebhook, getWebhook, putWebhook, regenerateWebhookSecret } from "../../modules/webhooks/config.js";
-import { getDelivery, listDeliveries, resendDelivery } from "../../modules/webhooks/deliveries.js";
+import { deleteWebhook, getWebhook, putWebhook, regenerateWebhookSecret } from "../../modules/webhooks/index.js";
+import { getDelivery, listDeliveries, resendDelivery } from "../../modules/webhooks/index.js";
 import { errorsAs } from "../errors.js";
 import { requireApiKey } from "../middleware/api-key.js";
 import { jsonBody, queryOf } from "../middleware/input.js";

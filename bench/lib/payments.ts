@@ -1,7 +1,7 @@
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import type { Address } from "viem";
 import type { Db } from "../../db/client.js";
-import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../../modules/merchants/index.js";
 
 // Payments for the benchmarks: real ones through the API (registered like any other), and open payments in
 // bulk, copied from a real one with fresh ids and addresses, registered in `watched_addresses` as the API would.

@@ -1,6 +1,6 @@
-import type { FeedEvent } from "../../modules/events/feed.js";
-import { DELIVERY_TIMEOUT_MS } from "../../modules/webhooks/deliver.js";
-import { webhookHeaders } from "../../modules/webhooks/sign.js";
+import type { FeedEvent } from "../../modules/events/index.js";
+import { DELIVERY_TIMEOUT_MS } from "../../modules/webhooks/index.js";
+import { webhookHeaders } from "../../modules/webhooks/index.js";
 
 // One event of the feed POSTed to a local server, signed as the dispatcher signs a real delivery: the same body
 // bytes (the payload as the feed gives it, which is the delivery's body), `webhook-id` = the event id, the send time

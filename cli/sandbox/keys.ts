@@ -1,6 +1,6 @@
 import { createDb } from "../../db/client.js";
-import { signingKeysOf } from "../../modules/events/signing-keys.js";
-import { generateWebhookSecret } from "../../modules/webhooks/secret.js";
+import { signingKeysOf } from "../../modules/events/index.js";
+import { generateWebhookSecret } from "../../modules/webhooks/index.js";
 import { databaseOf, type Target } from "./env.js";
 
 // What `listen` and `resend` sign with, per event kind, first found:

@@ -1,4 +1,4 @@
-import type { EventPage } from "../../modules/events/feed.js";
+import type { EventPage } from "../../modules/events/index.js";
 import { ApiError, callApi, type Target } from "./env.js";
 import { eventFilter, forwardEvent } from "./forward.js";
 import type { SigningSetup } from "./keys.js";

@@ -1,4 +1,4 @@
-import type { FeedEvent } from "../../modules/events/feed.js";
+import type { FeedEvent } from "../../modules/events/index.js";
 import { ApiError, callApi, type Target } from "./env.js";
 import { forwardEvent, type Forwarded } from "./forward.js";
 import type { SigningSetup } from "./keys.js";

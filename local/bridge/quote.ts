@@ -1,7 +1,7 @@
 import { zeroAddress, type Address, type PublicClient } from "viem";
 import type { ActiveToken } from "../../chains/runtime.js";
 import { mulDivCeil, mulDivFloor, parsePrice18, pow10 } from "../../core/money.js";
-import { readOracleAt } from "../../modules/pricing/oracle.js";
+import { readOracleAt } from "../../modules/pricing/index.js";
 import type { BridgeChain } from "./orders.js";
 
 // Pricing of the local bridge stand-in: the solver's price for moving value between two local chains. Values are

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Db } from "../../db/client.js";
 import { Conflict, Forbidden, Invalid, NotFound } from "../../core/errors.js";
 import type { AppDeps, MerchantAgent } from "../../core/deps.js";
-import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { authenticate, type Caller } from "../merchants/index.js";
 import { firstIssue } from "../../core/zod-issues.js";
 import { MARKUP_MESSAGE, UPDATE_ORDER, updateAgentBody } from "./bodies.js";
 

@@ -1,8 +1,23 @@
 import type pg from "pg";
 import { zeroAddress } from "viem";
-import { formatAmount, mulDivFloor, parsePrice18 } from "../../core/money.js";
-import { unitsToUsd18Ceil } from "../payments/fees.js";
-import type { PaymentRow } from "../payments/types.js";
+import { formatAmount, mulDivFloor, parsePrice18, unitsToUsd18Ceil } from "../../core/money.js";
+
+/** What earnings are computed from: a completed payment's row (modules/payments, PaymentRow). */
+export type EarningPayment = {
+  id: string;
+  agent_id: string | null;
+  agent_fee_units: string;
+  agent_share_bps: number;
+  platform_fee_units: string;
+  gasless: boolean;
+  payer_covers_fee: boolean;
+  chain_id: number;
+  token_address: string;
+  token_symbol: string;
+  token_decimals: number;
+  price_usd: string | null;
+  price_source: string;
+};
 
 /** The ledger currency of Gas Tank payments' fees: USD in USDT micros (6 decimals), chain-less (`chain_id` 0). */
 export const USD_CURRENCY = "usd";
@@ -18,7 +33,7 @@ type Movement = { kind: "markup" | "platform_share"; chainId: number; currency: 
  * micros where they were charged to the Gas Tank, each at its USD value as the Gas Tank was charged, rounded down
  * (nothing for a payment priced by the merchant's `customPriceUsd`).
  */
-export function earningsOf(p: PaymentRow): Movement[] {
+export function earningsOf(p: EarningPayment): Movement[] {
   if (!p.agent_id) return [];
   const markup = BigInt(p.agent_fee_units);
   const share = mulDivFloor(BigInt(p.platform_fee_units), BigInt(p.agent_share_bps), BPS);
@@ -51,7 +66,7 @@ export function earningsOf(p: PaymentRow): Movement[] {
  * Records a completed payment's earnings for its agent, in the transaction that completes it; repeating it records
  * nothing more (one row per payment and kind).
  */
-export async function accrueAgentEarnings(client: pg.PoolClient, p: PaymentRow, now: number): Promise<void> {
+export async function accrueAgentEarnings(client: pg.PoolClient, p: EarningPayment, now: number): Promise<void> {
   for (const m of earningsOf(p))
     await client.query(
       `INSERT INTO agent_earnings (agent_id, kind, payment_id, chain_id, currency, decimals, symbol, units, created_at)

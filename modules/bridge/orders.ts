@@ -7,7 +7,6 @@ import { isUuid } from "../../core/ids.js";
 import { formatAmount } from "../../core/money.js";
 import { firstIssue } from "../../core/zod-issues.js";
 import { withTransaction } from "../../db/client.js";
-import type { PaymentRow } from "../payments/types.js";
 import { bridgeAuthority } from "./authority.js";
 import { spendProviderRequest, type TakeToken } from "./budget.js";
 import { bridgeOrderInFlight, ORDER_IN_FLIGHT } from "./guard.js";
@@ -92,6 +91,18 @@ function bridgeOf(deps: BridgeDeps): { bridge: BridgeProvider; authority: Addres
   if (!bridge || !authority) throw new Unavailable(BRIDGE_OFF);
   return { bridge, authority: authority.address };
 }
+
+/** The columns of a payment row (modules/payments) a bridge order reads. */
+type PaymentRow = {
+  id: string;
+  status: string;
+  chain_id: number;
+  token_address: string;
+  recipient_address: string;
+  due_units: string;
+  received_units: string;
+  expires_at: Date;
+};
 
 async function paymentOf(deps: BridgeDeps, paymentId: string): Promise<PaymentRow> {
   if (!isUuid(paymentId)) throw new NotFound("Payment not found");

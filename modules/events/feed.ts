@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
-import type { Caller } from "../merchants/authenticate.js";
-import { keyOwner } from "../vault/config-access.js";
+import type { Caller } from "../merchants/index.js";
+import { keyOwner } from "../merchants/index.js";
 import { decodeFeedCursor, encodeFeedCursor } from "./cursor.js";
 import { feedHead, sequenceForRead } from "./sequence.js";
 

@@ -1,7 +1,7 @@
 import type { Config } from "../../core/config.js";
 import type { Db } from "../../db/client.js";
-import { keyOwner } from "../vault/config-access.js";
-import { boxOf, openField } from "../webhooks/sealed.js";
+import { keyOwner } from "../merchants/index.js";
+import { boxOf, openField } from "../../core/sealed-fields.js";
 
 // The keys real deliveries sign with, for the holder of an API key: what the sandbox's `listen` (cli/sandbox) signs
 // forwarded events with, so a local receiver checks them with the very secret production deliveries use. Read from

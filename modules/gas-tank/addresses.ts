@@ -2,7 +2,7 @@ import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { computeWalletAddress, gasTankSalt } from "../../chains/deposit-address.js";
 import { withTransaction } from "../../db/client.js";
-import { registerAddress } from "../addresses/registry.js";
+import { registerAddress } from "../addresses/index.js";
 
 /** Payout of every Gas Tank deposit wallet: the service treasury. */
 export function treasuryAddress(deps: AppDeps): `0x${string}` {

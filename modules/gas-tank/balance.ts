@@ -1,5 +1,5 @@
 import type { AppDeps } from "../../core/deps.js";
-import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { authenticate, type Caller } from "../merchants/index.js";
 import { gasTankView } from "./view.js";
 
 /** GET /balance and GraphQL `balance`: the caller's Gas Tank. Throws Unauthorized. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { JsonNumber, parseJsonLossless } from "../pricing/lossless-json.js";
+import { JsonNumber, parseJsonLossless } from "../pricing/index.js";
 
 // The fingerprint of a request under an idempotency key: a retry must send the same request, and "the same" should not
 // depend on formatting. A JSON body is hashed in a canonical form (object keys sorted, no whitespace, every number as

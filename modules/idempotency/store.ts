@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, DomainError, Unauthorized } from "../../core/errors.js";
 import type { Db } from "../../db/client.js";
-import type { Caller } from "../merchants/authenticate.js";
-import { keyOwner } from "../vault/config-access.js";
-import { boxOf, openField, sealField } from "../webhooks/sealed.js";
+import type { Caller } from "../merchants/index.js";
+import { keyOwner } from "../merchants/index.js";
+import { boxOf, openField, sealField } from "../../core/sealed-fields.js";
 import { HEARTBEAT_MS, KEY_TTL_MS, PROCESSING_TIMEOUT_MS, type KeyUse } from "./key.js";
 
 // The store of idempotency keys (table idempotency_keys, migration 0021). One row per API key and key: claimed

@@ -4,7 +4,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import { withTransaction } from "../../db/client.js";
-import { boxOf, openField } from "../webhooks/sealed.js";
+import { boxOf, openField } from "../../core/sealed-fields.js";
 import { generateApiKey, hashApiKey } from "./api-keys.js";
 
 // A merchant's own management of its API keys (the dashboard's API keys screen): list, create with a name,

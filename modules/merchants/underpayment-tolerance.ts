@@ -7,12 +7,14 @@ import { Invalid } from "../../core/errors.js";
 import { formatAmount, tryParseAmount } from "../../core/money.js";
 import { firstIssue, objectError, UNKNOWN_FIELDS } from "../../core/zod-issues.js";
 import { prepared, withTransaction } from "../../db/client.js";
-import { MAX_TOLERANCE_BPS } from "../payments/tolerance.js";
 import { authenticate, type Caller } from "./authenticate.js";
 
 // A merchant's underpayment tolerance (README "Underpayment tolerance"): GET/PUT /v1/settings/underpayment-tolerance
 // and `npm run cli -- merchant tolerance`. A share of the amount due in basis points and/or an absolute amount per
 // chain and token; modules/payments/tolerance.ts turns them into a payment's tolerance when it is created.
+
+/** At most 5 % of the amount due. */
+export const MAX_TOLERANCE_BPS = 500;
 
 export const NOT_AN_OBJECT = "Invalid request body";
 export const BPS_MESSAGE = `bps must be a whole number of basis points between 0 and ${MAX_TOLERANCE_BPS}`;

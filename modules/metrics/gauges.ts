@@ -17,7 +17,7 @@ import {
   withdrawRequestOldestSeconds,
 } from "../../core/metrics.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { settlerAccount } from "../settlement/shared.js";
+import { settlerAccount } from "../settlement/index.js";
 
 // The gauges of shared state, read when /metrics is scraped rather than kept by any one process: every process
 // that serves /metrics reports the same values (aggregate them with max() in PromQL). Each source is bounded by

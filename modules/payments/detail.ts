@@ -1,13 +1,14 @@
 import type { AppDeps } from "../../core/deps.js";
 import { formatAmount } from "../../core/money.js";
-import { authenticate, type Caller } from "../merchants/authenticate.js";
-import { listDeliveries, type DeliveryView } from "../webhooks/deliveries.js";
-import { bridgeRefOf } from "../bridge/refs.js";
+import { authenticate, type Caller } from "../merchants/index.js";
+import { listDeliveries, type DeliveryView } from "../webhooks/index.js";
+import { bridgeRefOf } from "../bridge/index.js";
 import { indexedBlocks } from "./confirmations.js";
 import { cancelRefusal } from "./cancel.js";
 import { fmt, paymentListItem, terminalOf } from "./serialize.js";
 import { isPartialPayment } from "./tolerance.js";
 import { unexpectedFundsOf } from "./unexpected-funds.js";
+import type { FundsScreening } from "./funds-screening.js";
 import { merchantPayment } from "./merchant-payment.js";
 import { redirectHash, redirectTarget } from "./verify-hash.js";
 
@@ -69,7 +70,7 @@ const WITHDRAWABLE = ["pending", "expired"];
  * const d = await paymentDetail(deps, { merchantId }, paymentId);
  * d.timeline; // [{ to: "pending", reason: "created", … }, { from: "pending", to: "paid", … }]
  */
-export async function paymentDetail(deps: Deps, caller: Caller, paymentId: string): Promise<PaymentDetail> {
+export async function paymentDetail(deps: Deps, caller: Caller, paymentId: string, screening: FundsScreening): Promise<PaymentDetail> {
   const merchant = await authenticate(deps, caller);
   const p = await merchantPayment(deps.db.pool, merchant.id, paymentId);
 
@@ -77,7 +78,7 @@ export async function paymentDetail(deps: Deps, caller: Caller, paymentId: strin
   const [terminal, latestBlock, unexpected, events, sweeps, deliveries, bridge, cancelBlocked, indexed] = await Promise.all([
     terminalOf(deps.db.pool, p),
     p.payment_block_number && client ? client.getBlockNumber().catch(() => undefined) : undefined,
-    unexpectedFundsOf(deps, [p]),
+    unexpectedFundsOf(deps, [p], screening),
     deps.db.pool.query<{ from_status: string | null; to_status: string; reason: string | null; created_at: Date }>(
       `SELECT from_status, to_status, reason, created_at FROM payment_events WHERE payment_id = $1 ORDER BY id`,
       [p.id],

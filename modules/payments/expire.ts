@@ -2,8 +2,8 @@ import { and, eq, lt, notExists, sql } from "drizzle-orm";
 import type { AppDeps } from "../../core/deps.js";
 import { withTransaction } from "../../db/client.js";
 import { bridgeOrders, payments } from "../../db/schema.js";
-import { bridgeOrderInFlight } from "../bridge/guard.js";
-import { IN_FLIGHT_SQL } from "../bridge/transition.js";
+import { bridgeOrderInFlight } from "../bridge/index.js";
+import { IN_FLIGHT_SQL } from "../bridge/index.js";
 import { addressHasFunds } from "./address-has-funds.js";
 import { transition } from "./state-machine.js";
 

@@ -1,4 +1,6 @@
-import { mulDivCeil, ONE_USD18, pow10, usd18ToMicrosCeil } from "../../core/money.js";
+import { mulDivCeil, ONE_USD18, pow10, unitsToUsd18Ceil, usd18ToMicrosCeil } from "../../core/money.js";
+
+export { unitsToUsd18Ceil };
 
 /**
  * Fees of a payment (spec "Fees"), pure and bigint-only.
@@ -85,11 +87,6 @@ export type FeeBreakdown = {
 export function usd18ToUnitsCeil(usd18: bigint, decimals: number, priceUsd18: bigint): bigint {
   if (priceUsd18 <= 0n) throw new RangeError("price must be positive");
   return mulDivCeil(usd18, pow10(decimals), priceUsd18);
-}
-
-/** Token units to USD (18 decimals) at `priceUsd18`, rounded up. */
-export function unitsToUsd18Ceil(units: bigint, decimals: number, priceUsd18: bigint): bigint {
-  return mulDivCeil(units, priceUsd18, pow10(decimals));
 }
 
 /** Gas cost in USD (18 decimals): gasUnits * gasPriceWei wei of an 18-decimal native coin at nativePriceUsd18, rounded up. */

@@ -2,47 +2,9 @@ import { batcher, QUEUE_FULL, type Batcher } from "../../core/batcher.js";
 import { Unavailable } from "../../core/errors.js";
 import { prepared, type Db } from "../../db/client.js";
 import { BATCH_LOCK_TIMEOUT, boundedLocksCte, failUnless, isSplittable, retryConflicts } from "../../db/statement-failures.js";
-import type { KeyUse } from "../idempotency/key.js";
-import { insertPayment, ON_KEY_USE } from "./insert-one.js";
+import { insertPayment, ON_KEY_USE, type NewPaymentRow } from "./insert-one.js";
 import { PROMO_FREE_TRANSACTIONS, PROMO_SLOTS_HELD_SQL } from "./promo.js";
 import type { QuoteFees } from "./quote.js";
-
-/** A new payment's columns, as create.ts computed them; the promotion and the terminal are decided by the statement. */
-export type NewPaymentRow = {
-  id: string;
-  merchantId: string;
-  orderId: string;
-  description: string | null;
-  chainId: number;
-  tokenAddress: string;
-  tokenSymbol: string;
-  tokenDecimals: number;
-  amountUnits: bigint;
-  merchantAddress: string;
-  recipientAddress: string;
-  salt: string;
-  redirectUrl: string | null;
-  blockConfirmations: number;
-  gasless: boolean;
-  payerCoversFee: boolean;
-  customPriceUsd: string | null;
-  priceUsd: string;
-  priceSource: string;
-  platformFeeBps: number;
-  agentId: string | null;
-  agentShareBps: number;
-  /** The POS terminal code of the orderId (null: none); its live terminal of the merchant is looked up. */
-  terminalCode: string | null;
-  expiresAt: Date;
-  createdAt: Date;
-  /** Fees without the promotion, and with it when the merchant's plan has one (null: no promotion). */
-  regular: QuoteFees;
-  promo: QuoteFees | null;
-  /** The underpayment accepted (tolerance.ts), without and with the promotion's fees. */
-  tolerance: { regular: bigint; promo: bigint | null };
-  /** The Idempotency-Key use the creation runs under (null: none), recorded on the payment by the INSERT itself. */
-  idempotency: KeyUse | null;
-};
 
 type Input = [name: string, type: string, value: (r: NewPaymentRow) => unknown];
 

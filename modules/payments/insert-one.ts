@@ -1,8 +1,45 @@
+import type { KeyUse } from "../idempotency/index.js";
 import { prepared, type Db } from "../../db/client.js";
 import { BATCH_LOCK_TIMEOUT, boundedLocksCte } from "../../db/statement-failures.js";
-import type { NewPaymentRow } from "./insert-batch.js";
 import { PROMO_SLOT_LEFT_SQL } from "./promo.js";
 import type { QuoteFees } from "./quote.js";
+
+/** A new payment's columns, as create.ts computed them; the promotion and the terminal are decided by the statement. */
+export type NewPaymentRow = {
+  id: string;
+  merchantId: string;
+  orderId: string;
+  description: string | null;
+  chainId: number;
+  tokenAddress: string;
+  tokenSymbol: string;
+  tokenDecimals: number;
+  amountUnits: bigint;
+  merchantAddress: string;
+  recipientAddress: string;
+  salt: string;
+  redirectUrl: string | null;
+  blockConfirmations: number;
+  gasless: boolean;
+  payerCoversFee: boolean;
+  customPriceUsd: string | null;
+  priceUsd: string;
+  priceSource: string;
+  platformFeeBps: number;
+  agentId: string | null;
+  agentShareBps: number;
+  /** The POS terminal code of the orderId (null: none); its live terminal of the merchant is looked up. */
+  terminalCode: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  /** Fees without the promotion, and with it when the merchant's plan has one (null: no promotion). */
+  regular: QuoteFees;
+  promo: QuoteFees | null;
+  /** The underpayment accepted (tolerance.ts), without and with the promotion's fees. */
+  tolerance: { regular: bigint; promo: bigint | null };
+  /** The Idempotency-Key use the creation runs under (null: none), recorded on the payment by the INSERT itself. */
+  idempotency: KeyUse | null;
+};
 
 /** A payment's Idempotency-Key use is unique: a second INSERT under it writes nothing (migration 0021). */
 export const ON_KEY_USE = `ON CONFLICT (merchant_id, idempotency_api_key_id, idempotency_key, idempotency_key_id)

@@ -2,13 +2,14 @@ import { z } from "zod";
 import { cursorAtSql, decodeCursor, encodeCursor } from "../../core/cursor.js";
 import type { AppDeps } from "../../core/deps.js";
 import { Invalid } from "../../core/errors.js";
-import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { authenticate, type Caller } from "../merchants/index.js";
 import { PAYMENT_STATUSES } from "./status.js";
-import { bridgeRefsOf } from "../bridge/refs.js";
+import { bridgeRefsOf } from "../bridge/index.js";
 import { indexedBlocks } from "./confirmations.js";
 import { paymentListItem } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
 import { unexpectedFundsOf } from "./unexpected-funds.js";
+import type { FundsScreening } from "./funds-screening.js";
 
 /** Largest instant a JS Date holds (and so the largest bound we accept), in Unix ms. */
 const MAX_MS = 8.64e15;
@@ -90,7 +91,12 @@ const invalidQuery = (message: string) => new Invalid(message, "invalid_query");
  * GET /v1/payments and GraphQL `payments`: the caller, then the query (the same strings REST reads
  * from its query string), then the page. Throws Unauthorized or Invalid (code `invalid_query`).
  */
-export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<string, string>): Promise<PaymentPage> {
+export async function listPayments(
+  deps: AppDeps,
+  caller: Caller,
+  raw: Record<string, string>,
+  screening: FundsScreening,
+): Promise<PaymentPage> {
   const merchantId = (await authenticate(deps, caller)).id;
   const parsed = listPaymentsQuery.safeParse(raw);
   if (!parsed.success) throw invalidQuery(parsed.error.issues[0]?.message ?? "invalid query");
@@ -134,7 +140,7 @@ export async function listPayments(deps: AppDeps, caller: Caller, raw: Record<st
   }
   // A waiting payment's confirmations count against the indexer's block, as the payer page's (serialize.ts).
   const indexed = await indexedBlocks(deps.db, page);
-  const unexpected = await unexpectedFundsOf(deps, page);
+  const unexpected = await unexpectedFundsOf(deps, page, screening);
   const ids = page.map((p) => p.id);
   const bridges = await bridgeRefsOf(deps.db.pool, ids);
   const data = page.map((p) =>

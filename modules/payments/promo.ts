@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { AppDeps, Merchant } from "../../core/deps.js";
-import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { authenticate, type Caller } from "../merchants/index.js";
 
 /** Spec: the platform fee is waived on an account's first 30 completed transactions (not with the Member plan). */
 export const PROMO_FREE_TRANSACTIONS = 30;

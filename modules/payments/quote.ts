@@ -1,12 +1,12 @@
-import { cachedGasPrice } from "../pricing/gas-price.js";
+import { cachedGasPrice } from "../pricing/index.js";
 import type { AppDeps, Merchant, MerchantAgent } from "../../core/deps.js";
 import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
 import { Invalid, Unavailable } from "../../core/errors.js";
 import { MAX_UINT256 } from "../../core/money.js";
 import { computeFees, feeModeOf, gasFeeUsd18 } from "./fees.js";
-import { agentTermsOf } from "../agents/agents.js";
+import { agentTermsOf } from "../agents/index.js";
 import { hasPromotion } from "./promo.js";
-import { PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd, type PriceSource } from "../pricing/resolve.js";
+import { PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd, type PriceSource } from "../pricing/index.js";
 
 const PRICE_UNAVAILABLE = "Oracle price unavailable";
 const orUnavailable = <T>(p: Promise<T>): Promise<T> =>

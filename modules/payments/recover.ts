@@ -3,12 +3,12 @@ import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, Unavailable } from "../../core/errors.js";
 import { withTransaction } from "../../db/client.js";
-import { gasTankBalance } from "../gas-tank/ledger.js";
-import { PriceUnavailableError } from "../pricing/resolve.js";
-import { isTransportError } from "../pricing/token-metadata.js";
+import { gasTankBalance } from "../gas-tank/index.js";
+import { PriceUnavailableError } from "../pricing/index.js";
+import { isTransportError } from "../pricing/index.js";
 import { recoveryCharge } from "./recovery-fee.js";
-import { isBlocked, sanctionsBlockedFunds, SANCTIONS_HELD_MESSAGE } from "../sanctions/blocked.js";
-import { authenticate, type Caller } from "../merchants/authenticate.js";
+import { isBlocked, SANCTIONS_HELD_MESSAGE, type FundsScreening } from "./funds-screening.js";
+import { authenticate, type Caller } from "../merchants/index.js";
 import { merchantPayment } from "./merchant-payment.js";
 import { fmt } from "./serialize.js";
 import type { PaymentRow } from "./types.js";
@@ -57,6 +57,7 @@ export async function recoverFunds(
   caller: Caller,
   paymentId: string,
   body: unknown,
+  screening: FundsScreening,
 ): Promise<FundRecovery> {
   const merchant = await authenticate(deps, caller);
   const parsed = recoverFundsBody.safeParse(body);
@@ -65,7 +66,7 @@ export async function recoverFunds(
   const p = await merchantPayment(deps.db.pool, merchant.id, paymentId);
   // Funds held (or rejected) by sanctions screening leave only by the operator's release (docs/sanctions.md): checked
   // here, again under the payment's row lock when the recovery is recorded, and by the settler before it signs.
-  if (isBlocked(await sanctionsBlockedFunds(deps.db.pool, [paymentId]), paymentId, token)) throw new Conflict(SANCTIONS_HELD_MESSAGE);
+  if (isBlocked(await screening.blockedFunds(deps.db.pool, [paymentId]), paymentId, token)) throw new Conflict(SANCTIONS_HELD_MESSAGE);
 
   const open = await openRecovery(deps, paymentId, token);
   if (open) return view(deps, p, open);
@@ -87,7 +88,7 @@ export async function recoverFunds(
   // The partial unique index allows one open recovery per (payment, token): a concurrent request gets that one.
   const inserted = await withTransaction(deps.db, async (client) => {
     await client.query(`SELECT 1 FROM payments WHERE id = $1 FOR UPDATE`, [paymentId]);
-    if (isBlocked(await sanctionsBlockedFunds(client, [paymentId]), paymentId, token)) throw new Conflict(SANCTIONS_HELD_MESSAGE);
+    if (isBlocked(await screening.blockedFunds(client, [paymentId]), paymentId, token)) throw new Conflict(SANCTIONS_HELD_MESSAGE);
     return client.query<RecoveryRow>(
       `INSERT INTO fund_recoveries (payment_id, merchant_id, chain_id, token, status, requested_units, created_at, updated_at)
        VALUES ($1, $2, $3, $4, 'requested', $5, $6, $6)

@@ -2,9 +2,9 @@ import { sweepGasCap } from "../../chains/gas-caps.js";
 import { findToken } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { usd18ToMicrosCeil } from "../../core/money.js";
-import { agentTermsOf } from "../agents/agents.js";
-import { cachedGasPrice } from "../pricing/gas-price.js";
-import { resolveNativePriceUsd, resolveTokenPriceUsd } from "../pricing/resolve.js";
+import { agentTermsOf } from "../agents/index.js";
+import { cachedGasPrice } from "../pricing/index.js";
+import { resolveNativePriceUsd, resolveTokenPriceUsd } from "../pricing/index.js";
 import { computeFees, gasFeeUsd18, PROCESSING_FEE_USD18 } from "./fees.js";
 import { SWEEP_GAS_UNITS } from "./quote.js";
 

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { refundSettlementFee } from "../gas-tank/ledger.js";
+import { refundSettlementFee } from "../gas-tank/index.js";
 import { formatAmount } from "../../core/money.js";
 import { transition } from "./state-machine.js";
 import type { PaymentStatus } from "./status.js";

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { formatAmount } from "../../core/money.js";
-import { bridgeRefOf, type BridgeRef } from "../bridge/refs.js";
-import type { PaymentWebhookEvent } from "../webhooks/outbox.js";
+import { bridgeRefOf, type BridgeRef } from "../bridge/index.js";
+import type { PaymentWebhookEvent } from "../webhooks/index.js";
 import { waitingConfirmations } from "./confirmations.js";
 import type { PaymentRow } from "./types.js";
 import type { UnexpectedFunds } from "./unexpected-funds.js";

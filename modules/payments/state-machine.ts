@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { enqueuePaymentWebhook, type PaymentWebhookEvent } from "../webhooks/outbox.js";
+import { enqueuePaymentWebhook, type PaymentWebhookEvent } from "../webhooks/index.js";
 import { canTransition, type PaymentStatus } from "./status.js";
 import { paymentWebhookPayload } from "./serialize.js";
 import type { PaymentRow } from "./types.js";

@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  isPartialPayment,
-  MAX_TOLERANCE_BPS,
-  paidThreshold,
-  shortfallUnits,
-  underpaymentToleranceUnits,
-  type ToleranceInput,
-} from "./tolerance.js";
+import { isPartialPayment, paidThreshold, shortfallUnits, underpaymentToleranceUnits, type ToleranceInput } from "./tolerance.js";
+import { MAX_TOLERANCE_BPS } from "../merchants/index.js";
 
 const usdt = 1_000_000n; // 6 decimals
 const base: ToleranceInput = { dueUnits: 10n * usdt, bps: 0, absoluteUnits: 0n, walletFeeUnits: 0n };

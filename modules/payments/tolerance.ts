@@ -12,9 +12,8 @@
  * Computed once, when the payment is created, and kept on it (`underpayment_tolerance_units`): a change of the setting
  * afterwards does not change what a payment already shown to a payer accepts. Default 0: the spec's behaviour.
  */
+import { MAX_TOLERANCE_BPS } from "../merchants/index.js";
 
-/** At most 5 % of the amount due. */
-export const MAX_TOLERANCE_BPS = 500;
 const BPS = 10_000n;
 
 export type ToleranceInput = {

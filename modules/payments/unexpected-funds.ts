@@ -3,11 +3,11 @@ import { unionAll } from "drizzle-orm/pg-core";
 import { getAddress, isAddress, multicall3Abi, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { firstLine, logger } from "../../core/log.js";
+import { formatAmount } from "../../core/money.js";
 import { findToken } from "../../chains/runtime.js";
 import { fundRecoveries, tokenMetadata } from "../../db/schema.js";
-import { isTransportError, readContractMetadata } from "../pricing/token-metadata.js";
-import { isBlocked, sanctionsBlockedFunds } from "../sanctions/blocked.js";
-import { fmt } from "./serialize.js";
+import { isTransportError, readContractMetadata } from "../pricing/index.js";
+import { isBlocked, type FundsScreening } from "./funds-screening.js";
 import type { PaymentRow } from "./types.js";
 
 /**
@@ -212,7 +212,7 @@ async function latestRecoveries(deps: Pick<AppDeps, "db">, paymentIds: string[])
       recoveredAmount: null,
       recoveredUnits: x.recoveredUnits,
       feeUnits: x.feeUnits,
-      gasTankFee: x.gasTankFeeMicros === null ? null : fmt(x.gasTankFeeMicros, 6),
+      gasTankFee: x.gasTankFeeMicros === null ? null : formatAmount(BigInt(x.gasTankFeeMicros), 6),
       error: x.error,
       requestedAt: x.createdAt.getTime(),
     });
@@ -285,7 +285,11 @@ async function metadataOf(deps: Deps, wanted: { chainId: number; token: Hex }[],
  * transfers, one over the recoveries, one Multicall3 batch per chain for the native coin,
  * and metadata reads only for tokens never seen before. Every payment gets an entry (an empty array when none).
  */
-export async function unexpectedFundsOf(deps: Deps, refs: PaymentRef[]): Promise<Map<string, UnexpectedFunds[]>> {
+export async function unexpectedFundsOf(
+  deps: Deps,
+  refs: PaymentRef[],
+  screening: FundsScreening,
+): Promise<Map<string, UnexpectedFunds[]>> {
   const out = new Map<string, UnexpectedFunds[]>(refs.map((p) => [p.id, []]));
   if (refs.length === 0) return out;
   const [tokens, native, recoveries, blocked] = await Promise.all([
@@ -296,7 +300,7 @@ export async function unexpectedFundsOf(deps: Deps, refs: PaymentRef[]): Promise
       refs.map((p) => p.id),
     ),
     // Funds sanctions screening holds (or the operator rejected) cannot be recovered: recover answers 409.
-    sanctionsBlockedFunds(
+    screening.blockedFunds(
       deps.db.pool,
       refs.map((p) => p.id),
     ),
@@ -328,13 +332,14 @@ export async function unexpectedFundsOf(deps: Deps, refs: PaymentRef[]): Promise
     const open = e.recovery !== undefined && (OPEN_RECOVERY_STATUSES as readonly string[]).includes(e.recovery.status);
     const recovery = e.recovery && {
       ...e.recovery,
-      recoveredAmount: e.recovery.recoveredUnits !== null && decimals !== null ? fmt(e.recovery.recoveredUnits, decimals) : null,
+      recoveredAmount:
+        e.recovery.recoveredUnits !== null && decimals !== null ? formatAmount(BigInt(e.recovery.recoveredUnits), decimals) : null,
     };
     out.get(e.p.id)!.push({
       token: getAddress(e.token),
       symbol,
       decimals,
-      amount: decimals !== null ? fmt(e.units, decimals) : null,
+      amount: decimals !== null ? formatAmount(BigInt(e.units), decimals) : null,
       units: e.units.toString(),
       recoverable: e.units > 0n && !open && !isBlocked(blocked, e.p.id, e.token),
       recovery: recovery ?? null,

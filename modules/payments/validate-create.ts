@@ -3,7 +3,7 @@ import { z } from "zod";
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import { Invalid } from "../../core/errors.js";
 import { parsePositiveAmount } from "../../core/money.js";
-import { parseCustomPriceUsd } from "../pricing/resolve.js";
+import { parseCustomPriceUsd } from "../pricing/index.js";
 
 /** The last instant a JavaScript Date can hold (year 275760). */
 const MAX_DATE_MS = 8_640_000_000_000_000;

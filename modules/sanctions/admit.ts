@@ -1,7 +1,7 @@
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { logger } from "../../core/log.js";
-import type { PaymentRow } from "../payments/types.js";
+import type { PaymentRow } from "../payments/index.js";
 import { holdPayment } from "./hold-payment.js";
 import { screenPayments } from "./screen.js";
 import { clearWaits, recordWaits } from "./waits.js";

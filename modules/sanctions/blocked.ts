@@ -1,14 +1,11 @@
 import type pg from "pg";
+import type { Blocked } from "../payments/index.js";
 
 // Funds sanctions screening blocks on a payment's address (docs/sanctions.md, "Recoveries"): every token of a payment
 // that is held (`sanctioned`) or was rejected by the operator, and the token of a recovery that is held or was
 // rejected. The recovery of unexpected funds refuses them (modules/payments/recover.ts answers 409
-// SANCTIONS_HELD_MESSAGE; modules/settlement/recover.ts checks again under the payment's row lock before signing), and
+// SANCTIONS_HELD_MESSAGE, modules/payments/funds-screening.ts; modules/settlement/recover.ts checks again under the payment's row lock before signing), and
 // the payment list shows them `recoverable: false` (modules/payments/unexpected-funds.ts).
-
-export const SANCTIONS_HELD_MESSAGE = "Payment funds are held by sanctions screening";
-
-export type Blocked = { all: boolean; tokens: Set<string> };
 
 type Q = Pick<pg.PoolClient, "query">;
 
@@ -28,10 +25,4 @@ export async function sanctionsBlockedFunds(db: Q, paymentIds: string[]): Promis
     out.set(r.payment_id, b);
   }
   return out;
-}
-
-/** Whether screening blocks `token` (any case) on the payment. */
-export function isBlocked(blocked: Map<string, Blocked>, paymentId: string, token: string): boolean {
-  const b = blocked.get(paymentId);
-  return !!b && (b.all || b.tokens.has(token.toLowerCase()));
 }

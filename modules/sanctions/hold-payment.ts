@@ -2,10 +2,10 @@ import { getAddress, zeroAddress } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { logger } from "../../core/log.js";
 import { withTransaction } from "../../db/client.js";
-import { refundSettlementFee } from "../gas-tank/ledger.js";
-import { transition } from "../payments/state-machine.js";
-import type { PaymentStatus } from "../payments/status.js";
-import type { PaymentRow } from "../payments/types.js";
+import { refundSettlementFee } from "../gas-tank/index.js";
+import { transition } from "../payments/index.js";
+import type { PaymentStatus } from "../payments/index.js";
+import type { PaymentRow } from "../payments/index.js";
 import { clearWaits } from "./waits.js";
 
 /** The statuses a payment is screened in, and held from. */

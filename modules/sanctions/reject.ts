@@ -2,7 +2,7 @@ import { getAddress } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict } from "../../core/errors.js";
 import { withTransaction } from "../../db/client.js";
-import { transition } from "../payments/state-machine.js";
+import { transition } from "../payments/index.js";
 import { checkDecision, notHeld, openHold, refuseIfReturning, resolveHold, type Decision, type Target } from "./holds.js";
 
 /** What a rejection does with the funds, in its answer. */

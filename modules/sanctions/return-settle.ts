@@ -6,9 +6,9 @@ import type { AppDeps } from "../../core/deps.js";
 import { firstLine, logger } from "../../core/log.js";
 import { withTransaction } from "../../db/client.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { transition } from "../payments/state-machine.js";
-import { transitionDeposit } from "../vault/deposits.js";
-import { confirmedTip, readVaultDepositCursor, vaultConfirmations } from "../vault/detect-deposits.js";
+import { transition } from "../payments/index.js";
+import { transitionDeposit } from "../vault/index.js";
+import { confirmedTip, readVaultDepositCursor, vaultConfirmations } from "../vault/index.js";
 import { lockSubject, resolveHold, SUBJECT_TABLE, subjectIdOf, type HoldRow } from "./holds.js";
 
 type Deps = Pick<AppDeps, "db" | "clients" | "config" | "now">;

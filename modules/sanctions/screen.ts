@@ -2,7 +2,7 @@ import { zeroAddress } from "viem";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { firstLine } from "../../core/log.js";
-import type { PaymentRow } from "../payments/types.js";
+import type { PaymentRow } from "../payments/index.js";
 import { bridgePayers, nativePaymentSenders, tokenPaymentSenders, type Senders } from "./senders.js";
 import { sourcesFor, SourceUnavailable } from "./sources.js";
 

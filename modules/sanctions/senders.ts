@@ -1,7 +1,7 @@
 import { zeroAddress } from "viem";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
-import type { PaymentRow } from "../payments/types.js";
+import type { PaymentRow } from "../payments/index.js";
 import { nativeSenders } from "./native-senders.js";
 
 // Who paid (docs/sanctions.md, "Who is screened"):

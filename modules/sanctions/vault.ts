@@ -3,7 +3,7 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { logger } from "../../core/log.js";
 import { withTransaction } from "../../db/client.js";
-import { transitionDeposit } from "../vault/deposits.js";
+import { transitionDeposit, type VaultGroup } from "../vault/index.js";
 import { combine, screenAddresses, type Screening } from "./screen.js";
 import { depositSenders } from "./senders.js";
 import { sourcesFor } from "./sources.js";
@@ -13,8 +13,6 @@ import { sourcesFor } from "./sources.js";
 // extension status beside the spec's four): its group is not swept, its clean deposits included, until the operator
 // releases it (`sanctions release --deposit`). A rejected one (`sanctions reject --deposit`) stays `held`: its group is
 // never swept again (modules/sanctions/reject.ts; `sanctions list` shows it as frozen).
-
-export type VaultGroup = { address: string; token: string };
 
 /**
  * The groups of `groups` that may be swept now. Screens the senders of each group's open deposits (`detected`,

@@ -4,12 +4,12 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { payments, settlements } from "../../db/schema.js";
-import { settlementFeeCharged } from "../gas-tank/ledger.js";
-import { usdt } from "../gas-tank/usdt.js";
-import { transition } from "../payments/state-machine.js";
-import type { PaymentRow } from "../payments/types.js";
-import { feesOf } from "../payments/serialize.js";
-import { accrueAgentEarnings } from "../agents/earnings.js";
+import { settlementFeeCharged } from "../gas-tank/index.js";
+import { usdt } from "../gas-tank/index.js";
+import { transition } from "../payments/index.js";
+import type { PaymentRow } from "../payments/index.js";
+import { feesOf } from "../payments/index.js";
+import { accrueAgentEarnings } from "../agents/index.js";
 
 /**
  * Step 3: deploying_wallet -> completed (withdrawing -> withdrawn) once the Swept event of our mined

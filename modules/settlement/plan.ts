@@ -1,5 +1,5 @@
-import type { PaymentRow } from "../payments/types.js";
-import { totalFeeUnits } from "../payments/serialize.js";
+import type { PaymentRow } from "../payments/index.js";
+import { totalFeeUnits } from "../payments/index.js";
 
 /**
  * What a sweep of this payment's wallet takes as fee, in token units: the fees in gasless and

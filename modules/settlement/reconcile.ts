@@ -2,7 +2,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { observeSettlement } from "../../core/metrics.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { TxSender } from "../../chains/tx-sender.js";
-import type { PaymentRow } from "../payments/types.js";
+import type { PaymentRow } from "../payments/index.js";
 import { reopenUnfunded } from "./send.js";
 import { failPayments, LIVE } from "./shared.js";
 

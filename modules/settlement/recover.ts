@@ -6,14 +6,14 @@ import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
 import { fundRecoveries, payments } from "../../db/schema.js";
-import { debitRecoveryFee, gasTankBalance, refundRecoveryFee } from "../gas-tank/ledger.js";
-import { RECOVERY_TANK_SHORT } from "../payments/recover.js";
-import { recoveryCharge, type RecoveryCharge } from "../payments/recovery-fee.js";
-import { PriceUnavailableError } from "../pricing/resolve.js";
-import type { PaymentRow } from "../payments/types.js";
-import { recoverableUnits } from "../payments/unexpected-funds.js";
-import { isBlocked, sanctionsBlockedFunds } from "../sanctions/blocked.js";
-import { admitRecoveries } from "../sanctions/recovery.js";
+import { debitRecoveryFee, gasTankBalance, refundRecoveryFee } from "../gas-tank/index.js";
+import { RECOVERY_TANK_SHORT } from "../payments/index.js";
+import { recoveryCharge, type RecoveryCharge } from "../payments/index.js";
+import { PriceUnavailableError } from "../pricing/index.js";
+import type { PaymentRow } from "../payments/index.js";
+import { isBlocked, recoverableUnits } from "../payments/index.js";
+import { sanctionsBlockedFunds } from "../sanctions/index.js";
+import { admitRecoveries } from "../sanctions/index.js";
 import type { SettlerHooks } from "./shared.js";
 
 /**

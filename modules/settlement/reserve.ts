@@ -1,13 +1,13 @@
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
-import { debitSettlementFee, gasTankBalance, latestLedgerEntryId } from "../gas-tank/ledger.js";
-import { transition } from "../payments/state-machine.js";
-import type { PaymentRow } from "../payments/types.js";
+import { debitSettlementFee, gasTankBalance, latestLedgerEntryId } from "../gas-tank/index.js";
+import { transition } from "../payments/index.js";
+import type { PaymentRow } from "../payments/index.js";
 import { sweepFeeUnits, usesGasTank } from "./plan.js";
-import { usdt } from "../gas-tank/usdt.js";
-import { admitForSettlement } from "../sanctions/admit.js";
-import { notBackingOff } from "../sanctions/waits.js";
+import { usdt } from "../gas-tank/index.js";
+import { admitForSettlement } from "../sanctions/index.js";
+import { notBackingOff } from "../sanctions/index.js";
 
 /**
  * Step 1: paid / awaiting_gas -> deploying_wallet, once a paid payment's senders pass sanctions screening. In Gas

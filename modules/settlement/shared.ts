@@ -3,9 +3,9 @@ import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
 import type { BroadcastHooks } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
-import { refundSettlementFee } from "../gas-tank/ledger.js";
-import { transition } from "../payments/state-machine.js";
-import type { PaymentRow } from "../payments/types.js";
+import { refundSettlementFee } from "../gas-tank/index.js";
+import { transition } from "../payments/index.js";
+import type { PaymentRow } from "../payments/index.js";
 
 /** Settlements still in flight (to reconcile). */
 export const LIVE = `('signed', 'sent')`;

@@ -10,7 +10,7 @@ import {
   releaseAttempt,
   reserveAttempt,
   type ThrottlePolicy,
-} from "../merchants/login-throttle.js";
+} from "../merchants/index.js";
 
 /**
  * Wrong POS PINs lock out the address that types them, never a terminal or a shop (guesses from one

@@ -2,7 +2,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { NotFound, Unauthorized } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { Db } from "../../db/client.js";
-import { hashToken, newToken } from "../merchants/api-keys.js";
+import { hashToken, newToken } from "../merchants/index.js";
 import { pinHash } from "./cashiers.js";
 import { pinFailed, pinSucceeded, reservePinAttempt } from "./pin-throttle.js";
 import { TERMINAL_NOT_FOUND } from "./terminals.js";

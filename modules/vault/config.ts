@@ -5,9 +5,8 @@ import type { AppDeps } from "../../core/deps.js";
 import { Conflict, NotFound } from "../../core/errors.js";
 import { objectError } from "../../core/zod-issues.js";
 import { withTransaction } from "../../db/client.js";
-import type { Caller } from "../merchants/authenticate.js";
+import type { Caller } from "../merchants/index.js";
 import {
-  keyOwner,
   listVaultTokens,
   toVault,
   vaultConfiguration,
@@ -29,6 +28,7 @@ import {
 } from "./config-parse.js";
 import { resolveVaultToken, upsertVaultTokens } from "./tokens.js";
 import { MAX_VAULT_TOKENS, type VaultConfiguration, type VaultToken } from "./types.js";
+import { keyOwner } from "../merchants/index.js";
 
 // The vault of an API key: POST (once per key), GET and PATCH /vault/v1/config, for REST, GraphQL and the CLI.
 // Checks run in the spec's order: the key (401), the body (400), then the vault's state (409/404).

@@ -4,8 +4,8 @@ import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import { firstIssue } from "../../core/zod-issues.js";
-import type { Caller } from "../merchants/authenticate.js";
-import { enqueueVaultWebhook, type VaultWebhookEvent } from "../webhooks/outbox.js";
+import type { Caller } from "../merchants/index.js";
+import { enqueueVaultWebhook, type VaultWebhookEvent } from "../webhooks/index.js";
 import { vaultOfCaller } from "./config-access.js";
 import { externalUserIdField } from "./users.js";
 import {

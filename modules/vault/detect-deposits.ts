@@ -5,8 +5,8 @@ import { logger } from "../../core/log.js";
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
 import { tokenMetadata, vaultConfigs, vaultDeposits, vaultTokens, vaultUsers, watchedAddresses } from "../../db/schema.js";
-import { isTransportError, readContractMetadata } from "../pricing/token-metadata.js";
-import { closeDroppedDepositHolds } from "../sanctions/vault.js";
+import { isTransportError, readContractMetadata } from "../pricing/index.js";
+import type { VaultScreening } from "./screening.js";
 import { transitionDeposit } from "./deposits.js";
 import type { DepositHold } from "./serialize-deposit.js";
 import { VAULT_ACTIVE_CHAINS } from "./types.js";
@@ -202,7 +202,12 @@ async function recordTransfers(
  * counted or swept) and frees its transfer id, so the same transfer re-mined is recorded again. A held deposit's open
  * sanctions hold is resolved `dropped` in the same transaction (modules/sanctions/vault.ts).
  */
-async function voidVanished(deps: Pick<AppDeps, "db" | "now">, chain: ActiveChain, above: bigint | null): Promise<number> {
+async function voidVanished(
+  deps: Pick<AppDeps, "db" | "now">,
+  chain: ActiveChain,
+  above: bigint | null,
+  screening: Pick<VaultScreening, "closeDropped">,
+): Promise<number> {
   const t = `"${deps.db.viewsSchema}".transfer`;
   const { rows } = await deps.db.pool.query<{ id: string; transfer_id: string }>(
     `SELECT d.id, d.transfer_id FROM vault_deposits d
@@ -221,7 +226,7 @@ async function voidVanished(deps: Pick<AppDeps, "db" | "now">, chain: ActiveChai
         set: { transfer_id: `${r.transfer_id}#dropped:${r.id}`, next_attempt_at: null },
         data: { transferId: r.transfer_id },
       });
-    await closeDroppedDepositHolds(
+    await screening.closeDropped(
       client,
       rows.map((r) => r.id),
       deps.now(),
@@ -244,6 +249,7 @@ export async function recordVaultDeposits(
   deps: Pick<AppDeps, "db" | "clients" | "now" | "config">,
   chain: ActiveChain,
   indexed: IndexedBlocks,
+  screening: Pick<VaultScreening, "closeDropped">,
 ): Promise<{ recorded: number; dropped: number } | null> {
   const cursor = await readVaultDepositCursor(deps, chain.chainId);
   if (cursor && cursor.latest === indexed.latest) return null;
@@ -251,7 +257,7 @@ export async function recordVaultDeposits(
   const fresh = !cursor || indexed.latest < cursor.finalized;
   const prevTip = cursor ? confirmedTip(cursor.latest, n) : 0n;
   const after = fresh ? null : prevTip < cursor.finalized ? prevTip : cursor.finalized;
-  const dropped = await voidVanished(deps, chain, fresh ? null : cursor.finalized);
+  const dropped = await voidVanished(deps, chain, fresh ? null : cursor.finalized, screening);
   const tip = confirmedTip(indexed.latest, n);
   let recorded = 0;
   for (;;) {

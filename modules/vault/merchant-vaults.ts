@@ -2,7 +2,7 @@ import { getAddress } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { cursorAtSql, decodeCursor, encodeCursor, type Cursor } from "../../core/cursor.js";
 import { Invalid, NotFound } from "../../core/errors.js";
-import { getVaultWebhookConfig } from "../webhooks/vault-config.js";
+import { getVaultWebhookConfig } from "../webhooks/index.js";
 import { listVaultTokens, toVault, type VaultRow } from "./config-access.js";
 import { depositView, type Deposit, type DepositRow } from "./serialize-deposit.js";
 import type { Vault, VaultToken } from "./types.js";

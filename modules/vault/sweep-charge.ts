@@ -2,9 +2,9 @@ import { sweepGasCap } from "../../chains/gas-caps.js";
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { usd18ToMicrosCeil } from "../../core/money.js";
-import { gasFeeUsd18, PROCESSING_FEE_USD18 } from "../payments/fees.js";
-import { cachedGasPrice } from "../pricing/gas-price.js";
-import { PriceUnavailableError, resolveNativePriceUsd } from "../pricing/resolve.js";
+import { gasFeeUsd18, PROCESSING_FEE_USD18 } from "../payments/index.js";
+import { cachedGasPrice } from "../pricing/index.js";
+import { PriceUnavailableError, resolveNativePriceUsd } from "../pricing/index.js";
 
 /**
  * Who pays the gas of a Vault sweep. A registry token (chains/registry.ts) costs what the operator planned for and is

@@ -12,9 +12,9 @@ import { erc20Abi } from "../../abis/erc20.js";
 import { confirmedTip, depositFee, isBelowMinimum, readVaultDepositCursor, vaultConfirmations } from "./detect-deposits.js";
 import { retryDelayMs, transitionDeposit } from "./deposits.js";
 import type { DepositRow } from "./serialize-deposit.js";
-import { admitVaultGroups } from "../sanctions/vault.js";
-import { debitVaultSweepFee, gasTankBalance, refundVaultSweepFee } from "../gas-tank/ledger.js";
-import { usdt } from "../gas-tank/usdt.js";
+import type { VaultScreening } from "./screening.js";
+import { debitVaultSweepFee, gasTankBalance, refundVaultSweepFee } from "../gas-tank/index.js";
+import { usdt } from "../gas-tank/index.js";
 import { customSweepCharge, paysOwnGas } from "./sweep-charge.js";
 
 // The Vault sweeper, one pass per chain: reconcile sweep transactions already signed, complete the ones whose Swept
@@ -38,7 +38,13 @@ const isTrigger = (d: Pick<DepositRow, "hold" | "recover_requested_at">) => d.ho
 /** The same in SQL: the predicate of the partial index `vault_deposits_trigger_idx` (db/schema.ts). */
 const TRIGGER = `d.status IN ('detected', 'failed') AND (d.hold IS NULL OR d.recover_requested_at IS NOT NULL)`;
 
-export async function sweepVaultChain(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: BroadcastHooks = {}): Promise<void> {
+export async function sweepVaultChain(
+  deps: AppDeps,
+  chain: ActiveChain,
+  sender: TxSender,
+  screening: VaultScreening,
+  hooks: BroadcastHooks = {},
+): Promise<void> {
   if (!chain.factory) return;
   const { rows } = await deps.db.pool.query<{ status: string }>(
     `SELECT DISTINCT status FROM vault_sweeps WHERE chain_id = $1 AND status IN ('signed', 'sent', 'mined')`,
@@ -47,7 +53,7 @@ export async function sweepVaultChain(deps: AppDeps, chain: ActiveChain, sender:
   const open = new Set(rows.map((r) => r.status));
   if (open.has("signed") || open.has("sent")) await reconcileSweeps(deps, chain, sender);
   if (open.size) await completeSweeps(deps, chain);
-  await sendSweeps(deps, chain, sender, hooks);
+  await sendSweeps(deps, chain, sender, screening, hooks);
 }
 
 /**
@@ -355,9 +361,9 @@ async function plan(deps: AppDeps, chain: ActiveChain, sender: TxSender, g: Grou
   };
 }
 
-async function sendSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSender, hooks: BroadcastHooks) {
+async function sendSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSender, screening: VaultScreening, hooks: BroadcastHooks) {
   // Sanctions screening of every sender the sweep would move (modules/sanctions/vault.ts): flagged deposits are held.
-  const groups = await admitVaultGroups(deps, chain, await readyGroups(deps, chain));
+  const groups = await screening.admit(deps, chain, await readyGroups(deps, chain));
   const plans: Planned[] = [];
   let charge: Promise<bigint> | undefined; // the same for every custom group of the pass
   for (const g of groups) {

@@ -4,10 +4,9 @@ import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound, Unavailable } from "../../core/errors.js";
 import { withTransaction } from "../../db/client.js";
 import { findToken } from "../../chains/runtime.js";
-import type { Caller } from "../merchants/authenticate.js";
-import { isTransportError, readContractMetadata } from "../pricing/token-metadata.js";
+import type { Caller } from "../merchants/index.js";
+import { isTransportError, readContractMetadata } from "../pricing/index.js";
 import {
-  keyOwner,
   listVaultTokens,
   toVault,
   vaultByPublicId,
@@ -18,6 +17,7 @@ import {
 } from "./config-access.js";
 import { parseVaultBody, tokenToEnableBody, tokenToRemoveBody, type TokenToEnable } from "./config-parse.js";
 import { MAX_VAULT_TOKENS, type SupportedToken, type VaultConfiguration, type VaultToken } from "./types.js";
+import { keyOwner } from "../merchants/index.js";
 
 // The tokens a vault accepts: POST/DELETE /vault/v1/config/tokens, the `enabledTokens` of POST /config,
 // and the public GET /vault/v1/business/{publicId}/tokens.

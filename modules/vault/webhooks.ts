@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Invalid, NotFound } from "../../core/errors.js";
-import type { Caller } from "../merchants/authenticate.js";
+import type { Caller } from "../merchants/index.js";
 import {
   deleteVaultWebhookConfig,
   getVaultWebhookConfig,
@@ -9,8 +9,9 @@ import {
   regenerateVaultWebhookSecret,
   validateVaultWebhookInput,
   viewVaultWebhookConfig,
-} from "../webhooks/vault-config.js";
-import { keyOwner, vaultOfCaller } from "./config-access.js";
+} from "../webhooks/index.js";
+import { vaultOfCaller } from "./config-access.js";
+import { keyOwner } from "../merchants/index.js";
 import { NOT_AN_OBJECT } from "./config-parse.js";
 
 // /vault/v1/config/webhooks: the webhook of the caller's vault, with the secret rules of payment webhooks

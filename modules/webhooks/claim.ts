@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { SecretBox } from "../../core/secret-box.js";
 import type { Db } from "../../db/client.js";
-import { openField, type SealedField } from "./sealed.js";
+import { openField, type SealedField } from "../../core/sealed-fields.js";
 
 /** A claimed delivery with its webhook as it stands at claim time (just before sending). */
 export type ClaimedDelivery = {

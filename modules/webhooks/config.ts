@@ -5,7 +5,7 @@ import { firstIssue, objectError, UNKNOWN_FIELDS } from "../../core/zod-issues.j
 import { withTransaction } from "../../db/client.js";
 import type { SecretBox } from "../../core/secret-box.js";
 import { DEFAULT_PAYMENT_EVENTS, eventListError, eventListField, PAYMENT_EVENTS } from "./events.js";
-import { boxOf, openField, sealField } from "./sealed.js";
+import { boxOf, openField, sealField } from "../../core/sealed-fields.js";
 import { generateWebhookSecret, maskSecret } from "./secret.js";
 import { checkWebhookTarget, webhookUrlField } from "./url-policy.js";
 

@@ -7,7 +7,7 @@ import { claimDueDeliveries, signingKeyOf, type ClaimedDelivery } from "./claim.
 import { createWebhookAgent, postWebhook } from "./deliver.js";
 import { createAttemptRecorder, recordSkipped } from "./record.js";
 import { resealWebhookSecrets } from "./reseal-secrets.js";
-import { boxOf } from "./sealed.js";
+import { boxOf } from "../../core/sealed-fields.js";
 import { webhookHeaders } from "./sign.js";
 
 /** The error of an attempt whose stored signing key does not open (prefix of the box's reason). */

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { recordEvent } from "../events/record.js";
+import { recordEvent } from "../events/index.js";
 import { isPaymentEvent, isVaultEvent, vaultSubscribed, type PaymentEventName } from "./events.js";
 import { maxAttemptsFor } from "./retry-policy.js";
 

@@ -1,5 +1,5 @@
 import type { AppDeps } from "../../core/deps.js";
-import { boxOf, openField, SEALED_FIELDS, sealField } from "./sealed.js";
+import { boxOf, openField, SEALED_FIELDS, sealField } from "../../core/sealed-fields.js";
 
 export type ResealResult = { resealed: number; unreadable: number };
 

@@ -5,7 +5,7 @@ import type { SecretBox } from "../../core/secret-box.js";
 import { withTransaction, type Db } from "../../db/client.js";
 import { isActiveField, validateWebhookBody, viewWebhookTarget } from "./config.js";
 import { eventListField, VAULT_SUBSCRIPTIONS } from "./events.js";
-import { boxOf, openField, sealField } from "./sealed.js";
+import { boxOf, openField, sealField } from "../../core/sealed-fields.js";
 import { generateWebhookSecret } from "./secret.js";
 import { webhookUrlField } from "./url-policy.js";
 

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
 import { parseEther, parseUnits, zeroAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { attachMerchant, createAgent } from "../../modules/agents/agents.js";
-import { accrueAgentEarnings } from "../../modules/agents/earnings.js";
-import { PAYOUT_ALERT_ATTEMPTS } from "../../modules/agents/payout-wallet.js";
+import { attachMerchant, createAgent } from "../../modules/agents/index.js";
+import { accrueAgentEarnings } from "../../modules/agents/index.js";
+import { PAYOUT_ALERT_ATTEMPTS } from "../../modules/agents/index.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 

@@ -5,7 +5,7 @@ import { parsePrice18 } from "../../core/money.js";
 import { BRIDGE_FEE_BPS, OPERATING_EXPENSE_USD } from "../../local/bridge/quote.js";
 import { startBridgeStandIn, type BridgeStandIn } from "../../local/bridge/server.js";
 import { Conflict, DomainError, Invalid, Unavailable } from "../../core/errors.js";
-import { bridgeFromConfig, DlnClient, dlnError } from "../../modules/bridge/dln.js";
+import { bridgeFromConfig, DlnClient, dlnError } from "../../modules/bridge/index.js";
 import { startDlnFake, type DlnFake } from "./dln-fake.js";
 
 // The DLN adapter (modules/bridge/dln.ts) against a real HTTP server on 127.0.0.1 that records each request as it

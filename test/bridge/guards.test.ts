@@ -2,8 +2,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import { parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
-import { CANCEL_SELECTORS } from "../../modules/bridge/cancel-check.js";
-import { AUTO_CANCEL_MS, CANCEL_RETRY_MS, runBridgeOrders } from "../../modules/bridge/poll.js";
+import { CANCEL_SELECTORS } from "../../modules/bridge/index.js";
+import { AUTO_CANCEL_MS, CANCEL_RETRY_MS, runBridgeOrders } from "../../modules/bridge/index.js";
 import { detector } from "../../processors/detector.js";
 import { waitFor } from "../helpers/chain.js";
 import type { TestService } from "../helpers/service.js";

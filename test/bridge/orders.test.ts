@@ -5,8 +5,8 @@ import { testTokenAbi } from "../../abis/TestToken.js";
 import { BridgeOrders, BridgeQuote } from "../../api/openapi/schemas-bridge.js";
 import { Payment } from "../../api/openapi/schemas-payments.js";
 import { DomainError } from "../../core/errors.js";
-import { bridgeOrderInFlight } from "../../modules/bridge/guard.js";
-import { EXPIRY_EXTENSION_MS, startBridgePayment } from "../../modules/bridge/orders.js";
+import { bridgeOrderInFlight } from "../../modules/bridge/index.js";
+import { EXPIRY_EXTENSION_MS, startBridgePayment } from "../../modules/bridge/index.js";
 import {
   applyCancelOutcome,
   AUTO_CANCEL_MS,
@@ -14,10 +14,10 @@ import {
   MAX_CANCEL_REVERTS,
   runBridgeOrders,
   statusBudget,
-} from "../../modules/bridge/poll.js";
-import { expirePayments } from "../../modules/payments/expire.js";
-import { paymentWebhookPayload } from "../../modules/payments/serialize.js";
-import type { PaymentRow } from "../../modules/payments/types.js";
+} from "../../modules/bridge/index.js";
+import { expirePayments } from "../../modules/payments/index.js";
+import { paymentWebhookPayload } from "../../modules/payments/index.js";
+import type { PaymentRow } from "../../modules/payments/index.js";
 import { detector } from "../../processors/detector.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";

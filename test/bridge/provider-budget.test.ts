@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { PROVIDER_REQUESTS_PER_MINUTE, providerRequestsPerMinute, QUOTES_PER_PAYMENT_PER_MINUTE } from "../../modules/bridge/budget.js";
-import { QUOTE_CACHE_TTL_MS } from "../../modules/bridge/quote-cache.js";
+import { PROVIDER_REQUESTS_PER_MINUTE, providerRequestsPerMinute, QUOTES_PER_PAYMENT_PER_MINUTE } from "../../modules/bridge/index.js";
+import { QUOTE_CACHE_TTL_MS } from "../../modules/bridge/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { startDlnFake, type DlnFake } from "./dln-fake.js";
 

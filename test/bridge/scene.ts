@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect } from "vitest";
 import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { AppDeps } from "../../core/deps.js";
-import type { PaymentRow } from "../../modules/payments/types.js";
+import type { PaymentRow } from "../../modules/payments/index.js";
 import { chainHelpers } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { startDlnFake, type DlnFake } from "./dln-fake.js";

@@ -10,7 +10,7 @@ import { bridgeDestinationAbi, bridgeSourceAbi, orderIdOf, TAKE, type BridgeOrde
 import { BRIDGE_FEE_BPS, OPERATING_EXPENSE_USD } from "../../local/bridge/quote.js";
 import { startBridgeStandIn } from "../../local/bridge/server.js";
 import { parsePrice18 } from "../../core/money.js";
-import { readOracleAt } from "../../modules/pricing/oracle.js";
+import { readOracleAt } from "../../modules/pricing/index.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 
 const env = inject("stackEnv");

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createTerminal, getTerminal } from "../../modules/terminals/terminals.js";
+import { createTerminal, getTerminal } from "../../modules/terminals/index.js";
 import { FormClient, signedIn } from "../dashboard/forms.js";
 import { createDashboard } from "../../web/dashboard/index.js";
 import { createPos } from "../../web/pos/index.js";

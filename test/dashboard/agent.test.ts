@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createAgent, findAgent } from "../../modules/agents/agents.js";
-import { createMerchant } from "../../modules/merchants/merchants.js";
+import { createAgent, findAgent } from "../../modules/agents/index.js";
+import { createMerchant } from "../../modules/merchants/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { dashboardWith, FormClient, ODD_STATUS, signedIn, unescapeHtml } from "./forms.js";
 

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { hashApiKey } from "../../modules/merchants/api-keys.js";
+import { hashApiKey } from "../../modules/merchants/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { dashboardWith, FormClient, ODD_STATUS, signedIn, unescapeHtml as unescape } from "./forms.js";
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEther, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatAmount } from "../../core/money.js";
-import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
+import { PAYMENT_STATUSES } from "../../modules/payments/index.js";
 import { driveTo } from "../payments/fixtures/payment-states.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { dashboardWith, FormClient, ODD_STATUS, signedIn, unescapeHtml as unescape } from "./forms.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createWebhookDispatcher, type WebhookDispatcher } from "../../modules/webhooks/dispatcher.js";
+import { createWebhookDispatcher, type WebhookDispatcher } from "../../modules/webhooks/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { startReceiver, type Receiver } from "../webhooks/helpers/receiver.js";
 import { dashboardWith, FormClient, ODD_STATUS, signedIn } from "./forms.js";

@@ -6,7 +6,7 @@ import { zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { createApp } from "../../api/app.js";
-import { attachMerchant, createAgent } from "../../modules/agents/agents.js";
+import { attachMerchant, createAgent } from "../../modules/agents/index.js";
 import { ROUTE_SCHEMAS } from "../../api/openapi/components.js";
 import { openApiDocument } from "../../api/openapi/document.js";
 import { startTestService, type TestService } from "../helpers/service.js";

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { withTransaction } from "../../db/client.js";
-import { encodeFeedCursor } from "../../modules/events/cursor.js";
-import { recordEvent, type EventInput } from "../../modules/events/record.js";
-import { maintainEventFeed } from "../../modules/events/retention.js";
-import { sequenceIn, sequenceMerchant } from "../../modules/events/sequence.js";
+import { encodeFeedCursor } from "../../modules/events/index.js";
+import { recordEvent, type EventInput } from "../../modules/events/index.js";
+import { maintainEventFeed } from "../../modules/events/index.js";
+import { sequenceIn, sequenceMerchant } from "../../modules/events/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // The feed's order under concurrent writers, on the run's Postgres through the API (no processors: only readers and

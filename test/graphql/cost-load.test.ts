@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertPayments } from "../../modules/payments/insert-batch.js";
+import { insertPayments } from "../../modules/payments/index.js";
 import { newPaymentRow } from "../helpers/payment-rows.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
+import { PAYMENT_EVENTS } from "../../modules/webhooks/index.js";
 import { chainHelpers } from "./chain.js";
 import type { TestService } from "./service.js";
 

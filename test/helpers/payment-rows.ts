@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { zeroAddress } from "viem";
-import type { NewPaymentRow } from "../../modules/payments/insert-batch.js";
-import type { QuoteFees } from "../../modules/payments/quote.js";
+import type { NewPaymentRow } from "../../modules/payments/index.js";
+import type { QuoteFees } from "../../modules/payments/index.js";
 
 const fees = (promo: boolean): QuoteFees => ({
   promoApplied: promo,

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
-import { NATIVE_COIN_IDS, PRICE_INDEX_PLATFORMS } from "../../modules/pricing/price-index.js";
+import { NATIVE_COIN_IDS, PRICE_INDEX_PLATFORMS } from "../../modules/pricing/index.js";
 
 /**
  * A local stand-in of the price index provider speaking the CoinGecko v3 subset the adapter uses

@@ -5,7 +5,7 @@ import { startApiServer } from "../../api/server.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
 import { freePort } from "../../local/ports.js";
 import { viemChain } from "../../chains/clients.js";
-import { createApiKey, createMerchant, type MerchantType } from "../../modules/merchants/merchants.js";
+import { createApiKey, createMerchant, type MerchantType } from "../../modules/merchants/index.js";
 import { allProcessors } from "../../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
 import { readResponse } from "./clocked-api.js";

@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { testTokenAbi, testTokenBytecode } from "../../abis/TestToken.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { registerAddress } from "../../modules/addresses/registry.js";
+import { registerAddress } from "../../modules/addresses/index.js";
 import { watchAddresses } from "../../src/watched-addresses.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";

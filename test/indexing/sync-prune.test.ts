@@ -2,7 +2,7 @@ import { randomBytes, randomInt } from "node:crypto";
 import { pad, toEventSelector, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { pruneSyncStore, TRANSFER_TOPIC } from "../../modules/indexing/prune-sync.js";
+import { pruneSyncStore, TRANSFER_TOPIC } from "../../modules/indexing/index.js";
 import { syncPruner } from "../../processors/sync-pruner.js";
 import { waitFor } from "../helpers/chain.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";

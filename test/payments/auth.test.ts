@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { ACCOUNT_THROTTLE, TOO_MANY_LOGINS } from "../../modules/merchants/login-throttle.js";
-import { ARGON2 } from "../../modules/merchants/passwords.js";
-import { SESSION_TTL_MS } from "../../modules/merchants/sessions.js";
+import { ACCOUNT_THROTTLE, TOO_MANY_LOGINS } from "../../modules/merchants/index.js";
+import { ARGON2 } from "../../modules/merchants/index.js";
+import { SESSION_TTL_MS } from "../../modules/merchants/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Spec "Authentication" 2 and 4: GET /v1/payments accepts an active dashboard session cookie in place

@@ -4,7 +4,7 @@ import { isDeepStrictEqual, promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { getAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { detectPayments } from "../../modules/payments/detect.js";
+import { detectPayments } from "../../modules/payments/index.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
 import { chainHelpers, waitFor, waitIndexed, stepUntil } from "../helpers/chain.js";

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseUnits, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createApiKey } from "../../modules/merchants/merchants.js";
-import { createTerminal } from "../../modules/terminals/terminals.js";
+import { createApiKey } from "../../modules/merchants/index.js";
+import { createTerminal } from "../../modules/terminals/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // POST /payments through HTTP only (spec "POST /payments", "Payment record", "Errors", "Limits",

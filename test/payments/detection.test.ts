@@ -3,8 +3,8 @@ import pg from "pg";
 import { getAddress, multicall3Abi, zeroAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ensureProgressTrigger, indexerProgress, progressChannel } from "../../db/indexer-status.js";
-import { detectPayments } from "../../modules/payments/detect.js";
-import { nativeBalances } from "../../modules/payments/balances.js";
+import { detectPayments } from "../../modules/payments/index.js";
+import { nativeBalances } from "../../modules/payments/index.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { INVALID_KEY } from "../../modules/idempotency/key.js";
-import { IN_PROGRESS, OTHER_ENDPOINT, otherRequest } from "../../modules/idempotency/store.js";
-import { createApiKey } from "../../modules/merchants/merchants.js";
-import { cannotCancelIn } from "../../modules/payments/cancel.js";
+import { INVALID_KEY } from "../../modules/idempotency/index.js";
+import { IN_PROGRESS, OTHER_ENDPOINT, otherRequest } from "../../modules/idempotency/index.js";
+import { createApiKey } from "../../modules/merchants/index.js";
+import { cannotCancelIn } from "../../modules/payments/index.js";
 import { waitFor } from "../helpers/chain.js";
 import { readResponse } from "../helpers/clocked-api.js";
 import { startTestService, type TestService } from "../helpers/service.js";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createApiKey } from "../../modules/merchants/merchants.js";
-import { PAYMENT_STATUSES } from "../../modules/payments/status.js";
+import { createApiKey } from "../../modules/merchants/index.js";
+import { PAYMENT_STATUSES } from "../../modules/payments/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { driveTo, pathTo } from "./fixtures/payment-states.js";
 

@@ -1,11 +1,11 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createMerchant } from "../../modules/merchants/merchants.js";
-import { createPayment } from "../../modules/payments/create.js";
-import { insertBatchStatement } from "../../modules/payments/insert-batch.js";
-import { insertOneStatement } from "../../modules/payments/insert-one.js";
-import { promoCounts } from "../../modules/payments/promo.js";
+import { createMerchant } from "../../modules/merchants/index.js";
+import { createPayment } from "../../modules/payments/index.js";
+import { insertBatchStatement } from "../../modules/payments/index.js";
+import { insertOneStatement } from "../../modules/payments/index.js";
+import { promoCounts } from "../../modules/payments/index.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
 import { newPaymentRow } from "../helpers/payment-rows.js";
 

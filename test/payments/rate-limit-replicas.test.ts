@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startApiServer } from "../../api/server.js";
 import { createDeps } from "../../core/deps.js";
-import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../../modules/merchants/index.js";
 import { newIp } from "../helpers/clocked-api.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
 import { manualClock } from "../webhooks/helpers/fixtures.js";

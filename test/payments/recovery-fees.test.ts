@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { gasBurnerTokenAbi, gasBurnerTokenBytecode } from "../../abis/GasBurnerToken.js";
 import { sweepGasCap } from "../../chains/gas-caps.js";
 import { ONE_USD18 } from "../../core/money.js";
-import { computeFees } from "../../modules/payments/fees.js";
-import { RECOVERY_TANK_SHORT } from "../../modules/payments/recover.js";
+import { computeFees } from "../../modules/payments/index.js";
+import { RECOVERY_TANK_SHORT } from "../../modules/payments/index.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 

@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { signedIn, unescapeHtml } from "../dashboard/forms.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { paymentKit, type Shop } from "../helpers/payment-kit.js";
-import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
+import { PAYMENT_EVENTS } from "../../modules/webhooks/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
 // Underpayment tolerance (README "Underpayment tolerance") on the real stack: the merchant's setting over HTTP, payments

@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import type { PaymentStatus } from "../../modules/payments/status.js";
-import type { PaymentRow } from "../../modules/payments/types.js";
-import { redirectHash } from "../../modules/payments/verify-hash.js";
+import type { PaymentStatus } from "../../modules/payments/index.js";
+import type { PaymentRow } from "../../modules/payments/index.js";
+import { redirectHash } from "../../modules/payments/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { driveTo, type StepColumns } from "./fixtures/payment-states.js";
 

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { takeFor } from "../../api/middleware/rate-limit.js";
-import { createCashier } from "../../modules/terminals/cashiers.js";
-import { createPosSale } from "../../modules/terminals/pos-sale.js";
-import { posLogin } from "../../modules/terminals/pos-sessions.js";
-import { createTerminal, updateTerminal } from "../../modules/terminals/terminals.js";
+import { createCashier } from "../../modules/terminals/index.js";
+import { createPosSale } from "../../flows/pos-sale.js";
+import { posLogin } from "../../modules/terminals/index.js";
+import { createTerminal, updateTerminal } from "../../modules/terminals/index.js";
 import { FormClient } from "../dashboard/forms.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { payout, tokenKeyOf } from "./helpers.js";

@@ -1,6 +1,6 @@
 import { zeroAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCashier, deleteCashier } from "../../modules/terminals/cashiers.js";
+import { createCashier, deleteCashier } from "../../modules/terminals/index.js";
 import { FormClient } from "../dashboard/forms.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { formFields, payout, signedInMerchant, tokenKeyOf } from "./helpers.js";

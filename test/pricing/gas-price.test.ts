@@ -1,6 +1,6 @@
 import { createPublicClient, http } from "viem";
 import { expect, inject, it } from "vitest";
-import { cachedGasPrice } from "../../modules/pricing/gas-price.js";
+import { cachedGasPrice } from "../../modules/pricing/index.js";
 
 // The quote's gas price: one eth_gasPrice per chain for concurrent quotes, never older than the TTL.
 const rpcUrl = inject("stackEnv").RPC_URL_137!;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { lookupTokenPrice } from "../../modules/pricing/resolve.js";
+import { lookupTokenPrice } from "../../modules/pricing/index.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
 import { startPriceIndexServer, type PriceIndexServer } from "../helpers/price-index-server.js";
 

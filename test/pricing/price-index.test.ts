@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { zeroAddress } from "viem";
-import { PriceIndexClient, priceIndexFromConfig, priceIndexPlatform } from "../../modules/pricing/price-index.js";
+import { PriceIndexClient, priceIndexFromConfig, priceIndexPlatform } from "../../modules/pricing/index.js";
 import { startPriceIndexServer, type PriceIndexServer } from "../helpers/price-index-server.js";
 import { startScriptedHttpServer, type ScriptedHttpServer } from "../helpers/scripted-http-server.js";
 

@@ -3,14 +3,14 @@ import { priceOracleAbi } from "../../abis/PriceOracle.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
 import { LOCAL_PRICES } from "../../local/deploy.js";
 import { parsePrice18 } from "../../core/money.js";
-import { defaultOracleChain, normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "../../modules/pricing/oracle.js";
+import { defaultOracleChain, normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "../../modules/pricing/index.js";
 import {
   lookupTokenPrice,
   parseCustomPriceUsd,
   PriceUnavailableError,
   resolveNativePriceUsd,
   resolveTokenPriceUsd,
-} from "../../modules/pricing/resolve.js";
+} from "../../modules/pricing/index.js";
 import { chainHelpers } from "../helpers/chain.js";
 import { asDeployer } from "../helpers/deployer-lock.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";

@@ -4,9 +4,9 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease, cliSanctionsReturn, factoryOwner } from "../../cli/sanctions.js";
 import { walletFactoryAbi } from "../../abis/WalletFactory.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
-import { returnHeldFunds } from "../../modules/sanctions/return.js";
-import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
-import { settleReturns } from "../../modules/sanctions/return-settle.js";
+import { returnHeldFunds } from "../../modules/sanctions/index.js";
+import { PAYMENT_EVENTS } from "../../modules/webhooks/index.js";
+import { settleReturns } from "../../modules/sanctions/index.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
 import { chainHelpers, stepUntil, waitIndexed } from "../helpers/chain.js";

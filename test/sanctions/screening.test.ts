@@ -7,12 +7,12 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { sanctionsOracleAbi } from "../../abis/SanctionsOracle.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease } from "../../cli/sanctions.js";
-import { totalFeeUnits } from "../../modules/payments/serialize.js";
-import { RECOVERY_HELD_ERROR } from "../../modules/sanctions/recovery.js";
-import { UNAVAILABLE_RETRY_MS } from "../../modules/sanctions/waits.js";
-import { PAYMENT_EVENTS } from "../../modules/webhooks/events.js";
+import { totalFeeUnits } from "../../modules/payments/index.js";
+import { RECOVERY_HELD_ERROR } from "../../modules/sanctions/index.js";
+import { UNAVAILABLE_RETRY_MS } from "../../modules/sanctions/index.js";
+import { PAYMENT_EVENTS } from "../../modules/webhooks/index.js";
 import { detector } from "../../processors/detector.js";
-import { reserve } from "../../modules/settlement/reserve.js";
+import { reserve } from "../../modules/settlement/index.js";
 import { settleChain } from "../../processors/settler.js";
 import { vaultDeposits } from "../../processors/vault-deposits.js";
 import { vaultSweeper } from "../../processors/vault-sweeper.js";

@@ -3,7 +3,7 @@ import { getAddress, zeroAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { cliSanctionsList, cliSanctionsRelease } from "../../cli/sanctions.js";
 import { logger } from "../../core/log.js";
-import type { PaymentRow } from "../../modules/payments/types.js";
+import type { PaymentRow } from "../../modules/payments/index.js";
 import { detector } from "../../processors/detector.js";
 import { settleChain } from "../../processors/settler.js";
 import { chainHelpers, stepUntil } from "../helpers/chain.js";

@@ -3,7 +3,7 @@ import { getAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { cliSanctionsList, cliSanctionsReject, cliSanctionsRelease, cliSanctionsReturn } from "../../cli/sanctions.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
-import { settleReturns } from "../../modules/sanctions/return-settle.js";
+import { settleReturns } from "../../modules/sanctions/index.js";
 import { vaultDeposits } from "../../processors/vault-deposits.js";
 import { vaultSweeper } from "../../processors/vault-sweeper.js";
 import { chainHelpers, stepUntil, waitIndexed } from "../helpers/chain.js";

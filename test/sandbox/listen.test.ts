@@ -6,7 +6,7 @@ import readline from "node:readline";
 import { promisify } from "node:util";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { generateWebhookSecret } from "../../modules/webhooks/secret.js";
+import { generateWebhookSecret } from "../../modules/webhooks/index.js";
 import { waitFor } from "../helpers/chain.js";
 import { startScriptedHttpServer } from "../helpers/scripted-http-server.js";
 import { startTestService, type TestService } from "../helpers/service.js";

@@ -5,9 +5,9 @@ import { format } from "node:util";
 import fc from "fast-check";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { createApiKey } from "../../modules/merchants/merchants.js";
-import { SESSION_COOKIE } from "../../modules/merchants/sessions.js";
-import { redirectHash } from "../../modules/payments/verify-hash.js";
+import { createApiKey } from "../../modules/merchants/index.js";
+import { SESSION_COOKIE } from "../../modules/merchants/index.js";
+import { redirectHash } from "../../modules/payments/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import {
   checkResponse,

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID, scryptSync } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createMerchant } from "../../modules/merchants/merchants.js";
+import { createMerchant } from "../../modules/merchants/index.js";
 import { clockedApi, newIp, readResponse } from "../helpers/clocked-api.js";
 
 // Dashboard login (issue 10, item 3): throttling per account and per address with exponential backoff,

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
 import { IP_AUTH_FAILURES_PER_MINUTE, IP_REQUESTS_PER_MINUTE } from "../../api/middleware/ip-limits.js";
-import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../../modules/merchants/index.js";
 import { clockedApi, newIp, readResponse } from "../helpers/clocked-api.js";
 
 // Rate limits (issue 10, item 5): buckets per merchant account shared by REST and GraphQL and by every key

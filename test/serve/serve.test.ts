@@ -8,7 +8,7 @@ import { activeChains } from "../../chains/runtime.js";
 import { DEV_HASH_SECRET } from "../../core/config.js";
 import { createDb } from "../../db/client.js";
 import { freePort } from "../../local/ports.js";
-import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../../modules/merchants/index.js";
 import { waitFor } from "../helpers/chain.js";
 
 // `npm run serve` as an operator runs it: a child process configured by its environment alone,

@@ -6,12 +6,12 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app.js";
 import { withTransaction } from "../../db/client.js";
-import { createApiKey, createMerchant } from "../../modules/merchants/merchants.js";
-import { vaultOfCaller } from "../../modules/vault/config-access.js";
-import { rebindVault, setVaultFee } from "../../modules/vault/config-operator.js";
-import { claimDueDeliveries, signingKeyOf } from "../../modules/webhooks/claim.js";
-import { enqueueVaultWebhook } from "../../modules/webhooks/outbox.js";
-import { boxOf } from "../../modules/webhooks/sealed.js";
+import { createApiKey, createMerchant } from "../../modules/merchants/index.js";
+import { vaultOfCaller } from "../../modules/vault/index.js";
+import { rebindVault, setVaultFee } from "../../modules/vault/index.js";
+import { claimDueDeliveries, signingKeyOf } from "../../modules/webhooks/index.js";
+import { enqueueVaultWebhook } from "../../modules/webhooks/index.js";
+import { boxOf } from "../../core/sealed-fields.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";
 import { manualClock, storedPlaintext } from "../webhooks/helpers/fixtures.js";
 

@@ -8,7 +8,7 @@ import { viemChain } from "../../chains/clients.js";
 import { computeWalletAddress, vaultSalt } from "../../chains/deposit-address.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { LOCAL_ROLES } from "../../local/accounts.js";
-import { setVaultFee } from "../../modules/vault/config-operator.js";
+import { setVaultFee } from "../../modules/vault/index.js";
 import { allProcessors } from "../../processors/index.js";
 import { startProcessors, type ProcessorRunner } from "../../processors/runner.js";
 import { vaultSweeper } from "../../processors/vault-sweeper.js";

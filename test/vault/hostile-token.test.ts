@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { gasBurnerTokenAbi, gasBurnerTokenBytecode } from "../../abis/GasBurnerToken.js";
 import { sweepGasCap } from "../../chains/gas-caps.js";
 import { txSender } from "../../chains/tx-sender.js";
-import { settlerAccount } from "../../modules/settlement/shared.js";
-import { sweepVaultChain } from "../../modules/vault/sweep.js";
+import { settlerAccount } from "../../modules/settlement/index.js";
+import { sweepVaultChain } from "../../modules/vault/index.js";
+import { vaultScreening } from "../../flows/vault-screening.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -122,7 +123,7 @@ describe("a Vault token outside the registry whose transfer burns gas", () => {
     // Hours later, pass after pass: no retry (no new attempt, no transaction), nothing charged.
     svc.clock.advance(2 * 60 * 60_000);
     const sender = txSender({ db: svc.deps.db, chain: chain(), client: h.pub, account: settlerAccount(svc.deps) });
-    for (let i = 0; i < 3; i++) await sweepVaultChain(svc.deps, chain(), sender);
+    for (let i = 0; i < 3; i++) await sweepVaultChain(svc.deps, chain(), sender, vaultScreening);
     const after = await depositOf(m.id);
     expect(after).toMatchObject({ status: "failed", attempts: 1, sweep_id: null });
     const { rows: sweeps } = await svc.deps.db.pool.query(`SELECT count(*)::int AS n FROM vault_sweeps WHERE $1 = ANY(deposit_ids)`, [

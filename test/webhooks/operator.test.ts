@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { putWebhookConfig } from "../../modules/webhooks/config.js";
+import { putWebhookConfig } from "../../modules/webhooks/index.js";
 import { startProcessors } from "../../processors/runner.js";
 import { webhookDispatcher } from "../../processors/webhook-dispatcher.js";
 import { createTestDeps, type TestDeps } from "../helpers/deps.js";

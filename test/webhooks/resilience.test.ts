@@ -7,7 +7,7 @@ import path from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { freePort } from "../../local/ports.js";
-import { createWebhookDispatcher } from "../../modules/webhooks/dispatcher.js";
+import { createWebhookDispatcher } from "../../modules/webhooks/index.js";
 import { waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 import { enqueuePayment } from "./helpers/fixtures.js";

@@ -2,8 +2,8 @@ import { Hono, type Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { cookiePrefix, secureCookies } from "../../core/cookies.js";
 import { isDomainError } from "../../core/errors.js";
-import { login, logout, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
-import { signUp } from "../../modules/merchants/signup.js";
+import { login, logout, SESSION_COOKIE } from "../../modules/merchants/index.js";
+import { signUp } from "../../flows/sign-up.js";
 import type { DashEnv } from "./env.js";
 import { bare, CsrfField, Notice } from "./layout.js";
 

@@ -1,7 +1,7 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppDeps, Merchant } from "../../core/deps.js";
 import type { DomainError } from "../../core/errors.js";
-import type { Agent } from "../../modules/agents/agents.js";
+import type { Agent } from "../../modules/agents/index.js";
 
 /** The signed-in merchant as the dashboard shows it. */
 export type DashMerchant = Merchant & { email: string | null };

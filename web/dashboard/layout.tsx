@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { formatAmount } from "../../core/money.js";
-import { GAS_TANK_DECIMALS } from "../../modules/gas-tank/usdt.js";
+import { GAS_TANK_DECIMALS } from "../../modules/gas-tank/index.js";
 import { CSRF_FIELD } from "./csrf.js";
 import type { DashEnv, DashMerchant, LowGasTank } from "./env.js";
 import type { Flash } from "./flash.js";

@@ -1,7 +1,7 @@
 import { getCookie } from "hono/cookie";
 import { cookiePrefix } from "../../core/cookies.js";
 import { createMiddleware } from "hono/factory";
-import { merchantIdForSession, SESSION_COOKIE } from "../../modules/merchants/sessions.js";
+import { merchantIdForSession, SESSION_COOKIE } from "../../modules/merchants/index.js";
 import type { DashEnv } from "./env.js";
 
 /**

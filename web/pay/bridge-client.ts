@@ -1,6 +1,6 @@
 import { createStore, type EIP6963ProviderDetail } from "mipd";
-import type { BridgeOrderView, BridgeQuoteView } from "../../modules/bridge/orders.js";
-import type { PayerStage, PublicPaymentView } from "../../modules/payments/public-view.js";
+import type { BridgeOrderView, BridgeQuoteView } from "../../modules/bridge/index.js";
+import type { PayerStage, PublicPaymentView } from "../../modules/payments/index.js";
 import type { BridgeSourceChain, BridgeSourceToken, PayerBridgeState } from "./bridge-types.js";
 import { BRIDGE_STAGES, BRIDGE_TEXT as T, fill, type BridgeStage } from "./texts.js";
 import {

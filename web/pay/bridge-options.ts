@@ -1,7 +1,7 @@
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
-import { bridgeAuthority } from "../../modules/bridge/authority.js";
-import type { PublicPaymentView } from "../../modules/payments/public-view.js";
+import { bridgeAuthority } from "../../modules/bridge/index.js";
+import type { PublicPaymentView } from "../../modules/payments/index.js";
 import type { BridgeSourceChain, PayerBridgeState } from "./bridge-types.js";
 
 const NATIVE = "0x0000000000000000000000000000000000000000";

@@ -1,4 +1,4 @@
-import type { PayerStage, PublicPaymentView } from "../../modules/payments/public-view.js";
+import type { PayerStage, PublicPaymentView } from "../../modules/payments/index.js";
 import { startBridge } from "./bridge-client.js";
 import { countdownText, stageAt, stageLabel, stageNotice, type Notice } from "./texts.js";
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Hono, type Context } from "hono";
 import QRCode from "qrcode";
-import { publicPaymentView } from "../../modules/payments/public-view.js";
+import { publicPaymentView } from "../../modules/payments/index.js";
 import type { AppDeps } from "../../core/deps.js";
 import { isPageAsset, serveAsset } from "../assets.js";
 import { payAssets, payAssetUrls } from "./assets.js";

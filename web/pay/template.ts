@@ -1,6 +1,6 @@
 import { isNativeToken } from "../../chains/registry.js";
 import { formatAmount, parseAmount } from "../../core/money.js";
-import type { PublicPaymentView } from "../../modules/payments/public-view.js";
+import type { PublicPaymentView } from "../../modules/payments/index.js";
 import type { PayerBridgeState } from "./bridge-types.js";
 import { BRIDGE_STAGES, BRIDGE_STAGE_LABEL, BRIDGE_TEXT, countdownText, stageLabel, stageNotice } from "./texts.js";
 

@@ -1,4 +1,4 @@
-import type { PayerStage, PublicPaymentView } from "../../modules/payments/public-view.js";
+import type { PayerStage, PublicPaymentView } from "../../modules/payments/index.js";
 
 /**
  * What the payer page shows for a view: badge labels, the notice under the amount and the

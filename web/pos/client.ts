@@ -1,4 +1,4 @@
-import type { PublicPaymentView } from "../../modules/payments/public-view.js";
+import type { PublicPaymentView } from "../../modules/payments/index.js";
 import { SALE_LABEL, isFinalStage, saleMessage } from "./texts.js";
 
 /**

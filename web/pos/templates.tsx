@@ -1,8 +1,8 @@
 import { html } from "hono/html";
 import type { Child } from "hono/jsx";
-import type { PublicPaymentView } from "../../modules/payments/public-view.js";
-import type { PosSession, PosTerminal } from "../../modules/terminals/pos-sessions.js";
-import type { PosToken } from "../../modules/terminals/terminal-settings.js";
+import type { PublicPaymentView } from "../../modules/payments/index.js";
+import type { PosSession, PosTerminal } from "../../modules/terminals/index.js";
+import type { PosToken } from "../../modules/terminals/index.js";
 import { CSRF_FIELD } from "../dashboard/csrf.js";
 import type { PosAssetUrls } from "./assets.js";
 import { SALE_LABEL, isFinalStage, saleMessage } from "./texts.js";

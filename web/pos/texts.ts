@@ -1,4 +1,4 @@
-import type { PayerStage } from "../../modules/payments/public-view.js";
+import type { PayerStage } from "../../modules/payments/index.js";
 
 /**
  * What the POS sale screen says for a payment's stage: shared by the server render (templates.tsx) and the

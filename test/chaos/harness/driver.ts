@@ -3,9 +3,9 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { testTokenAbi } from "../../../abis/TestToken.js";
 import type { ActiveChain } from "../../../chains/runtime.js";
 import { LOCAL_PRICES } from "../../../local/deploy.js";
-import { createApiKey, createMerchant } from "../../../modules/merchants/merchants.js";
+import { createApiKey, createMerchant } from "../../../modules/merchants/index.js";
 import type { Db } from "../../../db/client.js";
-import { PAYMENT_EVENTS } from "../../../modules/webhooks/events.js";
+import { PAYMENT_EVENTS } from "../../../modules/webhooks/index.js";
 import { chainHelpers } from "../../helpers/chain.js";
 import type { ApiCall } from "./api-client.js";
 import type { MerchantPlan, PaymentPlan, TokenName } from "./scenario.js";

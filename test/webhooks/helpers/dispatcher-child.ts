@@ -2,7 +2,7 @@
 // Env: the service's (DATABASE_URL, APP_SCHEMA, WEBHOOK_ALLOW_PRIVATE) + WEBHOOK_TEST_CA_FILE.
 import fs from "node:fs";
 import { createDeps } from "../../../core/deps.js";
-import { createWebhookDispatcher } from "../../../modules/webhooks/dispatcher.js";
+import { createWebhookDispatcher } from "../../../modules/webhooks/index.js";
 
 const deps = createDeps({ env: process.env });
 const dispatcher = createWebhookDispatcher({ tls: { ca: fs.readFileSync(process.env.WEBHOOK_TEST_CA_FILE!, "utf8") } });

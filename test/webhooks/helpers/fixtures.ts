@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { AppDeps } from "../../../core/deps.js";
 import { withTransaction } from "../../../db/client.js";
-import { createApiKey, createMerchant } from "../../../modules/merchants/merchants.js";
-import { enqueuePaymentWebhook, type PaymentWebhookEvent } from "../../../modules/webhooks/outbox.js";
-import { boxOf, openField, type SealedField } from "../../../modules/webhooks/sealed.js";
+import { createApiKey, createMerchant } from "../../../modules/merchants/index.js";
+import { enqueuePaymentWebhook, type PaymentWebhookEvent } from "../../../modules/webhooks/index.js";
+import { boxOf, openField, type SealedField } from "../../../core/sealed-fields.js";
 
 export async function merchantWithKey(deps: AppDeps, name = "Webhook Shop") {
   const merchant = await createMerchant(deps.db, { name });

@@ -4,15 +4,9 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ActiveChain } from "../../../chains/runtime.js";
 import { isDomainError, NotFound, type DomainError } from "../../../core/errors.js";
 import { formatAmount } from "../../../core/money.js";
-import { NOT_AN_AGENT, updateAgent, type Agent } from "../../../modules/agents/agents.js";
-import {
-  agentBalances,
-  referredMerchants,
-  USD_CURRENCY,
-  type AgentBalance,
-  type ReferredMerchant,
-} from "../../../modules/agents/earnings.js";
-import { listWithdrawals, requestWithdrawal, type AgentWithdrawal } from "../../../modules/agents/withdrawals.js";
+import { NOT_AN_AGENT, updateAgent, type Agent } from "../../../modules/agents/index.js";
+import { agentBalances, referredMerchants, USD_CURRENCY, type AgentBalance, type ReferredMerchant } from "../../../modules/agents/index.js";
+import { listWithdrawals, requestWithdrawal, type AgentWithdrawal } from "../../../modules/agents/index.js";
 import type { DashEnv } from "../env.js";
 import { setFlash, takeFlash, type Flash } from "../flash.js";
 import { AGENT_SCREEN, CsrfField, FlashView, Notice, screen } from "../layout.js";

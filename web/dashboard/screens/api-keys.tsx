@@ -10,7 +10,7 @@ import {
   rollApiKey,
   ROLL_OVERLAPS,
   type ApiKeyView,
-} from "../../../modules/merchants/api-key-admin.js";
+} from "../../../modules/merchants/index.js";
 import type { DashEnv } from "../env.js";
 import { setFlash, takeFlash, type Flash } from "../flash.js";
 import { CsrfField, FlashView, Notice, PostButton, screen } from "../layout.js";

@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { Child } from "hono/jsx";
 import { isDomainError } from "../../../core/errors.js";
-import { createCashier, deleteCashier, listCashiers, type Cashier } from "../../../modules/terminals/cashiers.js";
+import { createCashier, deleteCashier, listCashiers, type Cashier } from "../../../modules/terminals/index.js";
 import type { DashEnv } from "../env.js";
 import { setFlash, takeFlash } from "../flash.js";
 import { CsrfField, FlashView, Notice, PostButton, screen } from "../layout.js";

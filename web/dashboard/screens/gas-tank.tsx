@@ -4,11 +4,11 @@ import { raw } from "hono/html";
 import QRCode from "qrcode";
 import { Invalid } from "../../../core/errors.js";
 import { formatAmount, parseAmount } from "../../../core/money.js";
-import { belowAlert, gasTankAlert, parseAlertThreshold, setGasTankAlert } from "../../../modules/gas-tank/alert.js";
-import { ledgerPage, settlementSpendSince, type LedgerEntryView } from "../../../modules/gas-tank/history.js";
-import { runway, RUNWAY_WINDOW_DAYS, type Runway } from "../../../modules/gas-tank/runway.js";
-import { GAS_TANK_DECIMALS } from "../../../modules/gas-tank/usdt.js";
-import { gasTankView } from "../../../modules/gas-tank/view.js";
+import { belowAlert, gasTankAlert, parseAlertThreshold, setGasTankAlert } from "../../../modules/gas-tank/index.js";
+import { ledgerPage, settlementSpendSince, type LedgerEntryView } from "../../../modules/gas-tank/index.js";
+import { runway, RUNWAY_WINDOW_DAYS, type Runway } from "../../../modules/gas-tank/index.js";
+import { GAS_TANK_DECIMALS } from "../../../modules/gas-tank/index.js";
+import { gasTankView } from "../../../modules/gas-tank/index.js";
 import type { DashEnv } from "../env.js";
 import { CsrfField, Notice, screen } from "../layout.js";
 

@@ -1,10 +1,10 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDomainError, type DomainError } from "../../../core/errors.js";
-import { paymentDetail, type PaymentDetail } from "../../../modules/payments/detail.js";
-import { cancelPayment } from "../../../modules/payments/cancel.js";
-import { recoverFunds } from "../../../modules/payments/recover.js";
-import { withdrawPayment } from "../../../modules/payments/withdraw.js";
+import type { PaymentDetail } from "../../../modules/payments/index.js";
+import { cancelPayment } from "../../../modules/payments/index.js";
+import { paymentDetail, recoverFunds } from "../../../flows/payment-views.js";
+import { withdrawPayment } from "../../../modules/payments/index.js";
 import type { DashEnv } from "../env.js";
 import { CsrfField, Notice, PostButton, screen } from "../layout.js";
 import { StatusBadge, when } from "./payments.js";

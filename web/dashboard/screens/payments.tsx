@@ -1,8 +1,9 @@
 import { Hono } from "hono";
 import { isDomainError, type DomainError } from "../../../core/errors.js";
-import { listPayments, type PaymentPage } from "../../../modules/payments/list.js";
-import type { paymentListItem } from "../../../modules/payments/serialize.js";
-import { PAYMENT_STATUSES } from "../../../modules/payments/status.js";
+import type { PaymentPage } from "../../../modules/payments/index.js";
+import { listPayments } from "../../../flows/payment-views.js";
+import type { paymentListItem } from "../../../modules/payments/index.js";
+import { PAYMENT_STATUSES } from "../../../modules/payments/index.js";
 import type { DashEnv } from "../env.js";
 import { Notice, screen } from "../layout.js";
 

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { hasPromotion, promoStatus, PROMO_FREE_TRANSACTIONS } from "../../../modules/payments/promo.js";
+import { hasPromotion, promoStatus, PROMO_FREE_TRANSACTIONS } from "../../../modules/payments/index.js";
 import type { DashEnv } from "../env.js";
 import { screen } from "../layout.js";
 

@@ -2,8 +2,8 @@ import { Hono, type Context } from "hono";
 import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { Invalid, isDomainError } from "../../../core/errors.js";
-import { listCashiers, type Cashier } from "../../../modules/terminals/cashiers.js";
-import { servedTokens, tokenKey, type PosToken } from "../../../modules/terminals/terminal-settings.js";
+import { listCashiers, type Cashier } from "../../../modules/terminals/index.js";
+import { servedTokens, tokenKey, type PosToken } from "../../../modules/terminals/index.js";
 import {
   createTerminal,
   deleteTerminalById,
@@ -13,7 +13,7 @@ import {
   type CashierAccess,
   type Terminal,
   type TerminalInput,
-} from "../../../modules/terminals/terminals.js";
+} from "../../../modules/terminals/index.js";
 import type { DashEnv } from "../env.js";
 import { CsrfField, Notice, PostButton, screen } from "../layout.js";
 

@@ -7,7 +7,7 @@ import {
   vaultUsersPage,
   type MerchantVault,
   type VaultDepositRow,
-} from "../../../modules/vault/merchant-vaults.js";
+} from "../../../modules/vault/index.js";
 import type { DashEnv } from "../env.js";
 import { screen } from "../layout.js";
 

@@ -1,16 +1,10 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { Invalid, NotFound } from "../../../core/errors.js";
-import {
-  deleteWebhook,
-  getWebhook,
-  putWebhook,
-  regenerateWebhookSecret,
-  type WebhookConfigView,
-} from "../../../modules/webhooks/config.js";
-import { getDelivery, listDeliveries, resendDelivery, type DeliveryView } from "../../../modules/webhooks/deliveries.js";
-import { DEFAULT_PAYMENT_EVENTS, PAYMENT_EVENTS } from "../../../modules/webhooks/events.js";
-import { sendTestEvent, TEST_EVENT } from "../../../modules/webhooks/test-event.js";
+import { deleteWebhook, getWebhook, putWebhook, regenerateWebhookSecret, type WebhookConfigView } from "../../../modules/webhooks/index.js";
+import { getDelivery, listDeliveries, resendDelivery, type DeliveryView } from "../../../modules/webhooks/index.js";
+import { DEFAULT_PAYMENT_EVENTS, PAYMENT_EVENTS } from "../../../modules/webhooks/index.js";
+import { sendTestEvent, TEST_EVENT } from "../../../modules/webhooks/index.js";
 import type { DashEnv } from "../env.js";
 import { setFlash, takeFlash, type Flash } from "../flash.js";
 import { CsrfField, FlashView, Notice, PostButton, screen } from "../layout.js";

@@ -1,7 +1,7 @@
-import type { Config } from "../../core/config.js";
-import { secretBoxOf, type SecretBox } from "../../core/secret-box.js";
+import type { Config } from "./config.js";
+import { secretBoxOf, type SecretBox } from "./secret-box.js";
 
-// Webhook signing keys are stored sealed (core/secret-box.ts, key SECRET_KEY): the `whsec_…` secrets of
+// Secrets stored sealed (core/secret-box.ts, key SECRET_KEY): webhook signing keys: the `whsec_…` secrets of
 // payment and Vault webhooks and a legacy webhook's API key. Each value is bound to its column and its
 // row's owner (merchant or vault), so a sealed value copied into another row does not open there. The responses kept
 // for idempotency keys too (modules/idempotency/store.ts): a regenerate-secret response holds a secret, bound to

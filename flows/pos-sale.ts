@@ -1,10 +1,8 @@
-import type { AppDeps } from "../../core/deps.js";
-import { Conflict, Invalid, NotFound } from "../../core/errors.js";
-import { isUuid } from "../../core/ids.js";
-import { createPayment, type CreatedPayment } from "../payments/create.js";
-import { publicPaymentView, type PublicPaymentView } from "../payments/public-view.js";
-import type { PosSession } from "./pos-sessions.js";
-import { terminalTokens } from "./terminal-settings.js";
+import type { AppDeps } from "../core/deps.js";
+import { Conflict, Invalid, NotFound } from "../core/errors.js";
+import { isUuid } from "../core/ids.js";
+import { createPayment, publicPaymentView, type CreatedPayment, type PublicPaymentView } from "../modules/payments/index.js";
+import { terminalTokens, type PosSession } from "../modules/terminals/index.js";
 
 /**
  * A sale on a POS terminal: a payment created by the same function as POST /payments (so fees, prices, amount

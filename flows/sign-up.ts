@@ -1,10 +1,8 @@
 import { z } from "zod";
-import type { AppDeps } from "../../core/deps.js";
-import { Forbidden, Invalid } from "../../core/errors.js";
-import { agentByReferralCode } from "../agents/agents.js";
-import { newToken } from "./api-keys.js";
-import { createMerchant } from "./merchants.js";
-import { createSession, SESSION_TTL_MS } from "./sessions.js";
+import type { AppDeps } from "../core/deps.js";
+import { Forbidden, Invalid } from "../core/errors.js";
+import { agentByReferralCode } from "../modules/agents/index.js";
+import { createMerchant, createSession, newToken, SESSION_TTL_MS } from "../modules/merchants/index.js";
 
 export const SIGNUP_CLOSED = "Sign-up is closed on this service";
 

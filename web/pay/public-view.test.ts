@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { formatCountdown, stageLabel, stageNotice } from "../../web/pay/texts.js";
-import { eip681Uri, payerStage, toPublicView } from "../../modules/payments/public-view.js";
-import type { PaymentRow } from "../../modules/payments/types.js";
-import { hashMatches, redirectHash } from "../../modules/payments/verify-hash.js";
+import { formatCountdown, stageLabel, stageNotice } from "./texts.js";
+import { eip681Uri, payerStage, toPublicView } from "../../modules/payments/index.js";
+import type { PaymentRow } from "../../modules/payments/index.js";
+import { hashMatches, redirectHash } from "../../modules/payments/index.js";
 
 // Pure parts of the payer view: no stack needed.
 const SECRET = "test-secret";

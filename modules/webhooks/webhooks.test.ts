@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { parseEventList, PAYMENT_EVENTS, vaultSubscribed } from "../../modules/webhooks/events.js";
-import { maxAttemptsFor, nextAttemptAt } from "../../modules/webhooks/retry-policy.js";
-import { generateWebhookSecret, maskSecret } from "../../modules/webhooks/secret.js";
-import { bodySignature, standardSignature, webhookHeaders } from "../../modules/webhooks/sign.js";
-import { checkWebhookTarget, isPrivateAddress, parseWebhookUrl } from "../../modules/webhooks/url-policy.js";
-import { describeError } from "../../modules/webhooks/deliver.js";
+import { parseEventList, PAYMENT_EVENTS, vaultSubscribed } from "./events.js";
+import { maxAttemptsFor, nextAttemptAt } from "./retry-policy.js";
+import { generateWebhookSecret, maskSecret } from "./secret.js";
+import { bodySignature, standardSignature, webhookHeaders } from "./sign.js";
+import { checkWebhookTarget, isPrivateAddress, parseWebhookUrl } from "./url-policy.js";
+import { describeError } from "./deliver.js";
 
 describe("signatures", () => {
   const body = JSON.stringify({ event: "payment.completed", paymentId: "p1", amount: "1.5" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { field, JsonNumber, parseJsonLossless } from "../../modules/pricing/lossless-json.js";
+import { field, JsonNumber, parseJsonLossless } from "./lossless-json.js";
 
 describe("parseJsonLossless", () => {
   it("keeps number literals verbatim", () => {

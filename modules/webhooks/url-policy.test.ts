@@ -1,7 +1,7 @@
 import { Agent } from "undici";
 import { describe, expect, it } from "vitest";
-import { postWebhook } from "../../modules/webhooks/deliver.js";
-import { checkWebhookTarget, hostOf, isPrivateAddress, parseWebhookUrl, PRIVATE_TARGET_ERROR } from "../../modules/webhooks/url-policy.js";
+import { postWebhook } from "./deliver.js";
+import { checkWebhookTarget, hostOf, isPrivateAddress, parseWebhookUrl, PRIVATE_TARGET_ERROR } from "./url-policy.js";
 
 // Issue 10, finding 7: IPv6 forms that embed an IPv4 address, and cloud metadata addresses, must be refused
 // like the IPv4 address they reach, by every path that checks a webhook target (save, DNS, send).

@@ -1,0 +1,25 @@
+// The bridge module's one door: other code imports only this file.
+export { bridgeAuthority } from "./authority.js";
+export { PROVIDER_REQUESTS_PER_MINUTE, providerRequestsPerMinute, QUOTES_PER_PAYMENT_PER_MINUTE, type TakeToken } from "./budget.js";
+export { CANCEL_SELECTORS } from "./cancel-check.js";
+export { bridgeFromConfig, DlnClient, dlnError } from "./dln.js";
+export { assertNoBridgeOrderInFlight, bridgeOrderInFlight, ORDER_IN_FLIGHT } from "./guard.js";
+export {
+  BRIDGE_OFF,
+  bridgeOrderBody,
+  type BridgeOrderView,
+  bridgeQuoteQuery,
+  type BridgeQuoteView,
+  EXPIRY_EXTENSION_MS,
+  ORDER_OF_ANOTHER,
+  paymentOrders,
+  readBridgeOrderBody,
+  readBridgeQuoteQuery,
+  reportBridgeTx,
+  startBridgePayment,
+} from "./orders.js";
+export { applyCancelOutcome, AUTO_CANCEL_MS, CANCEL_RETRY_MS, MAX_CANCEL_REVERTS, runBridgeOrders, statusBudget } from "./poll.js";
+export { PROVIDER_ORDER_STATUSES } from "./provider.js";
+export { QUOTE_CACHE_TTL_MS } from "./quote-cache.js";
+export { type BridgeRef, bridgeRefOf, bridgeRefsOf } from "./refs.js";
+export { BRIDGE_ORDER_STATUSES, IN_FLIGHT_SQL } from "./transition.js";

@@ -1,0 +1,15 @@
+// The pricing module's one door: other code imports only this file.
+export { cachedGasPrice } from "./gas-price.js";
+export { oraclePrice, oraclePriceQuery, tokenMetadata, tokenMetadataQuery, tokenPrice, tokenPriceQuery } from "./lookups.js";
+export { JsonNumber, parseJsonLossless } from "./lossless-json.js";
+export { defaultOracleChain, normalizeOracleSymbol, OracleUnavailableError, readOracleAt, readOraclePrice } from "./oracle.js";
+export { NATIVE_COIN_IDS, PRICE_INDEX_PLATFORMS, PriceIndexClient, priceIndexFromConfig, priceIndexPlatform } from "./price-index.js";
+export {
+  lookupTokenPrice,
+  parseCustomPriceUsd,
+  type PriceSource,
+  PriceUnavailableError,
+  resolveNativePriceUsd,
+  resolveTokenPriceUsd,
+} from "./resolve.js";
+export { isTransportError, readContractMetadata } from "./token-metadata.js";
