@@ -123,6 +123,23 @@ export const agentWithdrawals = pgTable("agent_withdrawals", {
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
 
+/** Every status change of an agent withdrawal, for audit (modules/agents/transition.ts). */
+export const agentWithdrawalEvents = pgTable(
+  "agent_withdrawal_events",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    withdrawalId: uuid("withdrawal_id")
+      .notNull()
+      .references(() => agentWithdrawals.id),
+    fromStatus: text("from_status"),
+    toStatus: text("to_status").notNull(),
+    reason: text("reason"),
+    data: jsonb("data"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("agent_withdrawal_events_withdrawal_idx").on(t.withdrawalId)],
+);
+
 export const apiKeys = pgTable(
   "api_keys",
   {
@@ -397,6 +414,23 @@ export const settlements = pgTable(
     // "Which sweeps carry this payment" (settlement send, payment detail): `payment_ids @> ARRAY[$1]::uuid[]`.
     index("settlements_payment_ids_idx").using("gin", t.paymentIds),
   ],
+);
+
+/** Every status change of a settlement transaction, for audit (modules/settlement/transition.ts). */
+export const settlementEvents = pgTable(
+  "settlement_events",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    settlementId: uuid("settlement_id")
+      .notNull()
+      .references(() => settlements.id),
+    fromStatus: text("from_status"),
+    toStatus: text("to_status").notNull(),
+    reason: text("reason"),
+    data: jsonb("data"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("settlement_events_settlement_idx").on(t.settlementId)],
 );
 
 /**
@@ -923,6 +957,23 @@ export const vaultDeposits = pgTable(
       .where(sql`status IN ('detected', 'failed') AND (hold IS NULL OR recover_requested_at IS NOT NULL)`),
     index("vault_deposits_sweep_idx").on(t.sweepId),
   ],
+);
+
+/** Every status change of a Vault sweep, for audit (modules/vault/transition.ts). */
+export const vaultSweepEvents = pgTable(
+  "vault_sweep_events",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    sweepId: uuid("sweep_id")
+      .notNull()
+      .references(() => vaultSweeps.id),
+    fromStatus: text("from_status"),
+    toStatus: text("to_status").notNull(),
+    reason: text("reason"),
+    data: jsonb("data"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("vault_sweep_events_sweep_idx").on(t.sweepId)],
 );
 
 /** Every status change of a vault deposit, for audit (modules/vault/deposits.ts `transitionDeposits`). */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MERCHANT_TYPES, type MerchantType } from "../../modules/merchants/index.js";
 import { address, decimal, txHash, unixMs, uuid } from "./schemas-common.js";
+import { WITHDRAWAL_STATUSES } from "../../modules/agents/index.js";
 
 // Hand-written zod schemas of the /v1/agent answers (modules/agents/agents.ts, earnings.ts, withdrawals.ts;
 // docs/agents.md). The request bodies are the modules' own (modules/agents/bodies.ts, in components.ts ROUTE_SCHEMAS).
@@ -64,9 +65,6 @@ export const ReferredMerchant = z
   .meta({ description: "A merchant the agent referred" });
 
 export const ReferredMerchantList = z.object({ data: z.array(ReferredMerchant) });
-
-/** agent_withdrawals.status (db/migrations/0018_agents.sql). */
-const WITHDRAWAL_STATUSES = ["requested", "signed", "sent", "mined", "reverted", "paid", "failed"] as const;
 
 export const AgentWithdrawal = z
   .object({

@@ -30,3 +30,4 @@ export {
   payAgentWithdrawals,
   requestWithdrawal,
 } from "./withdrawals.js";
+export { transitionWithdrawal, WITHDRAWAL_MOVES, WITHDRAWAL_STATUSES, type WithdrawalStatus } from "./transition.js";

@@ -11,6 +11,7 @@ import { requireAgent } from "./agents.js";
 import { USD_CURRENCY } from "./earnings.js";
 import { agentWithdrawalBody, parseAgentBody } from "./bodies.js";
 import { payoutShortfall } from "./payout-wallet.js";
+import { transitionWithdrawal } from "./transition.js";
 
 export const NOTHING_TO_WITHDRAW = "Nothing to withdraw";
 export const NO_PAYOUT_ADDRESS = "Set a payout address first";
@@ -191,16 +192,18 @@ async function send(deps: AppDeps, sender: TxSender, w: WithdrawalRow) {
       return rows.length === 1;
     },
     record: async (client, tx) => {
-      await client.query(
-        `UPDATE agent_withdrawals SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, error = NULL, attempts = 0, updated_at = now()
-          WHERE id = $1`,
-        [w.id, tx.from, tx.nonce, tx.hash, tx.rawTx],
-      );
+      await transitionWithdrawal(client, w.id, {
+        from: ["requested"],
+        to: "signed",
+        reason: `signed ${tx.hash}`,
+        set: { signer: tx.from, nonce: tx.nonce, txHash: tx.hash, rawTx: tx.rawTx, error: null, attempts: 0 },
+        data: { txHash: tx.hash, nonce: tx.nonce },
+        now: deps.now(),
+      });
     },
     sent: async (tx) => {
-      await deps.db.pool.query(
-        `UPDATE agent_withdrawals SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`,
-        [tx.hash],
+      await withTransaction(deps.db, (client) =>
+        transitionWithdrawal(client, w.id, { from: ["signed"], to: "sent", reason: `broadcast ${tx.hash}`, now: deps.now() }),
       );
     },
   });
@@ -221,22 +224,28 @@ async function reconcileWithdrawals(deps: AppDeps, chain: ActiveChain, sender: T
           [w.id],
         );
         if (!cur.rows[0]) return; // another replica reconciled it
-        const now = new Date(deps.now());
+        const now = deps.now();
+        const from = ["signed", "sent"] as const;
         if (outcome.status === "mined" || outcome.status === "reverted")
-          await client.query(`UPDATE agent_withdrawals SET status = $2, block_number = $3, updated_at = $4 WHERE id = $1`, [
-            w.id,
-            outcome.status,
-            outcome.receipt.blockNumber.toString(),
+          await transitionWithdrawal(client, w.id, {
+            from,
+            to: outcome.status,
+            reason: `${outcome.status} in block ${outcome.receipt.blockNumber}`,
+            set: { blockNumber: outcome.receipt.blockNumber.toString() },
             now,
-          ]);
+          });
         else if (outcome.status === "dropped")
           // Its nonce went to another transaction: it can never mine; sent again with a new one.
-          await client.query(
-            `UPDATE agent_withdrawals SET status = 'requested', signer = NULL, nonce = NULL, tx_hash = NULL, raw_tx = NULL, updated_at = $2 WHERE id = $1`,
-            [w.id, now],
-          );
+          await transitionWithdrawal(client, w.id, {
+            from,
+            to: "requested",
+            reason: `transaction ${w.tx_hash} dropped: its nonce was used by another`,
+            set: { signer: null, nonce: null, txHash: null, rawTx: null },
+            data: { txHash: w.tx_hash },
+            now,
+          });
         else if (cur.rows[0].status === "signed")
-          await client.query(`UPDATE agent_withdrawals SET status = 'sent', updated_at = $2 WHERE id = $1`, [w.id, now]);
+          await transitionWithdrawal(client, w.id, { from: ["signed"], to: "sent", reason: "broadcast (reconciled)", now });
       });
     },
   );
@@ -268,24 +277,36 @@ async function finalizeWithdrawals(deps: AppDeps, chain: ActiveChain) {
     await withTransaction(deps.db, async (c) => {
       const cur = await c.query(`SELECT 1 FROM agent_withdrawals WHERE id = $1 AND status = $2 FOR UPDATE`, [w.id, w.status]);
       if (!cur.rowCount) return;
-      const now = new Date(deps.now());
+      const at = deps.now();
+      const now = new Date(at);
+      const from = [w.status as "mined" | "reverted"];
       if (!receipt) {
-        await c.query(`UPDATE agent_withdrawals SET status = 'sent', block_number = NULL, updated_at = $2 WHERE id = $1`, [w.id, now]);
+        await transitionWithdrawal(c, w.id, {
+          from,
+          to: "sent",
+          reason: `receipt of ${w.tx_hash} gone (re-org): broadcast again`,
+          set: { blockNumber: null },
+          now: at,
+        });
       } else if (receipt.blockNumber.toString() !== w.block_number || (receipt.status === "success") !== (w.status === "mined")) {
         const status = receipt.status === "success" ? "mined" : "reverted";
-        await c.query(`UPDATE agent_withdrawals SET status = $2, block_number = $3, updated_at = $4 WHERE id = $1`, [
-          w.id,
-          status,
-          receipt.blockNumber.toString(),
-          now,
-        ]);
+        await transitionWithdrawal(c, w.id, {
+          from,
+          to: status,
+          reason: `re-org: ${status} in block ${receipt.blockNumber}`,
+          set: { blockNumber: receipt.blockNumber.toString() },
+          now: at,
+        });
       } else if (w.status === "mined") {
-        await c.query(`UPDATE agent_withdrawals SET status = 'paid', updated_at = $2 WHERE id = $1`, [w.id, now]);
+        await transitionWithdrawal(c, w.id, { from, to: "paid", reason: `final at depth ${depth}`, now: at });
       } else {
-        await c.query(`UPDATE agent_withdrawals SET status = 'failed', error = 'transaction reverted', updated_at = $2 WHERE id = $1`, [
-          w.id,
-          now,
-        ]);
+        await transitionWithdrawal(c, w.id, {
+          from,
+          to: "failed",
+          reason: `reverted, final at depth ${depth}`,
+          set: { error: "transaction reverted" },
+          now: at,
+        });
         // The amount goes back to the balance, once.
         await c.query(
           `INSERT INTO agent_earnings (agent_id, kind, withdrawal_id, chain_id, currency, decimals, symbol, units, created_at)

@@ -5,6 +5,8 @@ import type { TxSender } from "../../chains/tx-sender.js";
 import type { PaymentRow } from "../payments/index.js";
 import { reopenUnfunded } from "./send.js";
 import { failPayments, LIVE } from "./shared.js";
+import { transitionSettlement } from "./transition.js";
+import { withTransaction } from "../../db/client.js";
 
 /**
  * Step 0: reconcile transactions already signed (chains/tx-sender.ts). Mined -> record the receipt;
@@ -26,9 +28,18 @@ export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSen
   await sender.reconcile(txs, async (s, outcome) => {
     if (outcome.status === "mined" || outcome.status === "reverted") {
       const { receipt } = outcome;
-      await deps.db.pool.query(
-        `UPDATE settlements SET status = $2, gas_used = $3, effective_gas_price = $4, block_number = $5, updated_at = now() WHERE id = $1`,
-        [s.id, outcome.status, receipt.gasUsed.toString(), receipt.effectiveGasPrice.toString(), receipt.blockNumber.toString()],
+      await withTransaction(deps.db, (client) =>
+        transitionSettlement(client, s.id, {
+          from: ["signed", "sent", "mined"],
+          to: outcome.status,
+          reason: `${outcome.status} in block ${receipt.blockNumber}`,
+          set: {
+            gasUsed: receipt.gasUsed.toString(),
+            effectiveGasPrice: receipt.effectiveGasPrice.toString(),
+            blockNumber: receipt.blockNumber.toString(),
+          },
+          now: deps.now(),
+        }),
       );
       observeSettlement(chain.chainId, outcome.status, receipt.gasUsed, s.payment_ids.length);
       if (outcome.status === "reverted") {
@@ -39,9 +50,23 @@ export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSen
         if (short.size === 0) await failPayments(deps, ps, `sweep transaction ${s.tx_hash} reverted`);
       }
     } else if (outcome.status === "dropped")
-      await deps.db.pool.query(`UPDATE settlements SET status = 'dropped', updated_at = now() WHERE id = $1`, [s.id]);
+      await withTransaction(deps.db, (client) =>
+        transitionSettlement(client, s.id, {
+          from: ["signed", "sent", "mined"],
+          to: "dropped",
+          reason: `transaction ${s.tx_hash} dropped: its nonce was used by another`,
+          now: deps.now(),
+        }),
+      );
     else if (s.status !== "sent")
       // signed and now accepted by the node; or mined, then re-orged out and sent again
-      await deps.db.pool.query(`UPDATE settlements SET status = 'sent', updated_at = now() WHERE id = $1`, [s.id]);
+      await withTransaction(deps.db, (client) =>
+        transitionSettlement(client, s.id, {
+          from: ["signed", "mined"],
+          to: "sent",
+          reason: s.status === "mined" ? "re-orged out: the same bytes sent again" : "broadcast (reconciled)",
+          now: deps.now(),
+        }),
+      );
   });
 }

@@ -5,6 +5,7 @@ import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
+import { transitionSettlement } from "./transition.js";
 import { walletBalances } from "../payments/index.js";
 import { reopenAfterReorg } from "../payments/index.js";
 import { transition } from "../payments/index.js";
@@ -182,8 +183,11 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: 
       }
     },
     sent: async (tx) => {
-      const sql = `UPDATE settlements SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`;
-      await deps.db.pool.query(sql, [tx.hash]);
+      const { rows } = await deps.db.pool.query<{ id: string }>(`SELECT id FROM settlements WHERE tx_hash = $1`, [tx.hash]);
+      if (rows[0])
+        await withTransaction(deps.db, (client) =>
+          transitionSettlement(client, rows[0]!.id, { from: ["signed"], to: "sent", reason: `broadcast ${tx.hash}`, now: deps.now() }),
+        );
     },
   });
 }

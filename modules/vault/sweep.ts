@@ -13,6 +13,7 @@ import { confirmedTip, depositFee, isBelowMinimum, readVaultDepositCursor, vault
 import { retryDelayMs, transitionDeposit } from "./deposits.js";
 import type { DepositRow } from "./serialize-deposit.js";
 import type { VaultScreening } from "./screening.js";
+import { transitionSweep } from "./transition.js";
 import { debitVaultSweepFee, gasTankBalance, refundVaultSweepFee } from "../gas-tank/index.js";
 import { usdt } from "../gas-tank/index.js";
 import { customSweepCharge, paysOwnGas } from "./sweep-charge.js";
@@ -100,18 +101,18 @@ async function reconcileSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSend
       const now = deps.now();
       if (outcome.status === "mined" || outcome.status === "reverted") {
         const { receipt } = outcome;
-        await client.query(
-          `UPDATE vault_sweeps SET status = $2, gas_used = $3, effective_gas_price = $4, block_number = $5, updated_at = $6,
-                  error = CASE WHEN $2 = 'reverted' THEN 'transaction reverted' ELSE error END WHERE id = $1`,
-          [
-            s.id,
-            outcome.status,
-            receipt.gasUsed.toString(),
-            receipt.effectiveGasPrice.toString(),
-            receipt.blockNumber.toString(),
-            new Date(now),
-          ],
-        );
+        await transitionSweep(client, s.id, {
+          from: ["signed", "sent"],
+          to: outcome.status,
+          reason: `${outcome.status} in block ${receipt.blockNumber}`,
+          set: {
+            gasUsed: receipt.gasUsed.toString(),
+            effectiveGasPrice: receipt.effectiveGasPrice.toString(),
+            blockNumber: receipt.blockNumber.toString(),
+            ...(outcome.status === "reverted" && { error: "transaction reverted" }),
+          },
+          now,
+        });
         if (outcome.status === "reverted") {
           const ds = await depositsOfSweep(client, s.id);
           // A custom token's sweep swept alone: its own code reverted it (at the cap, paid from the tank); not retried by itself.
@@ -122,7 +123,12 @@ async function reconcileSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSend
       } else if (outcome.status === "dropped") {
         // Its nonce went to another transaction: it can never mine. Its deposits wait for the next sweep, not failed;
         // a custom token's Gas Tank charge is given back (no gas was spent; the next sweep is charged again).
-        await client.query(`UPDATE vault_sweeps SET status = 'dropped', updated_at = $2 WHERE id = $1`, [s.id, new Date(now)]);
+        await transitionSweep(client, s.id, {
+          from: ["signed", "sent"],
+          to: "dropped",
+          reason: `transaction ${s.tx_hash} dropped: its nonce was used by another`,
+          now,
+        });
         await refundVaultSweepFee(client, s.id);
         for (const d of await depositsOfSweep(client, s.id))
           await transitionDeposit(client, d.id, {
@@ -133,7 +139,7 @@ async function reconcileSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSend
             set: d.attempts > 0 ? { next_attempt_at: new Date(now) } : {},
           });
       } else if (s.status === "signed")
-        await client.query(`UPDATE vault_sweeps SET status = 'sent', updated_at = $2 WHERE id = $1`, [s.id, new Date(now)]);
+        await transitionSweep(client, s.id, { from: ["signed"], to: "sent", reason: "broadcast (reconciled)", now });
     });
   });
 }
@@ -208,13 +214,21 @@ async function completeSweeps(deps: AppDeps, chain: ActiveChain) {
     }
     if (notes.length)
       logger("vault-sweeper").error({ chainId: chain.chainId, txHash: s.tx_hash, notes }, "sweep differs from the recorded deposits");
-    await deps.db.pool.query(
-      `UPDATE vault_sweeps SET status = CASE WHEN NOT EXISTS (SELECT 1 FROM vault_deposits WHERE sweep_id = $1 AND status = 'processing')
-              THEN 'completed' ELSE status END,
-              error = COALESCE($2, error), updated_at = now()
-        WHERE id = $1 AND status = 'mined'`,
-      [s.id, notes.length ? notes.join("; ") : null],
-    );
+    // Completed once none of its deposits is still processing; the notes are kept either way.
+    await withTransaction(deps.db, async (client) => {
+      const note = notes.length ? notes.join("; ") : null;
+      const open = await client.query(`SELECT 1 FROM vault_deposits WHERE sweep_id = $1 AND status = 'processing' LIMIT 1`, [s.id]);
+      if (!open.rowCount)
+        await transitionSweep(client, s.id, {
+          from: ["mined"],
+          to: "completed",
+          reason: "Swept events indexed, deposits completed",
+          set: note ? { error: note } : {},
+          now: deps.now(),
+        });
+      else if (note)
+        await client.query(`UPDATE vault_sweeps SET error = $2, updated_at = now() WHERE id = $1 AND status = 'mined'`, [s.id, note]);
+    });
   }
 }
 
@@ -487,9 +501,11 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
         });
     },
     sent: async (tx) => {
-      await deps.db.pool.query(`UPDATE vault_sweeps SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`, [
-        tx.hash,
-      ]);
+      const { rows } = await deps.db.pool.query<{ id: string }>(`SELECT id FROM vault_sweeps WHERE tx_hash = $1`, [tx.hash]);
+      if (rows[0])
+        await withTransaction(deps.db, (client) =>
+          transitionSweep(client, rows[0]!.id, { from: ["signed"], to: "sent", reason: `broadcast ${tx.hash}`, now: deps.now() }),
+        );
     },
   });
 }

@@ -4,7 +4,7 @@ import { parseEther, parseUnits, zeroAddress, type Address, type Hex } from "vie
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { attachMerchant, createAgent } from "../../modules/agents/index.js";
 import { accrueAgentEarnings } from "../../modules/agents/index.js";
-import { PAYOUT_ALERT_ATTEMPTS } from "../../modules/agents/index.js";
+import { PAYOUT_ALERT_ATTEMPTS, transitionWithdrawal } from "../../modules/agents/index.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -262,6 +262,25 @@ describe("a referred direct merchant", () => {
       nextAttemptAt: null,
     });
     expect((await svc.http("GET", "/health")).body.agentPayouts).toMatchObject({ ok: true, waiting: 0, stuck: 0 });
+    // Every status change has its audit row, written by the one transition() (modules/agents/transition.ts).
+    const { rows: trail } = await svc.deps.db.pool.query(
+      `SELECT from_status, to_status FROM agent_withdrawal_events WHERE withdrawal_id = $1 ORDER BY id`,
+      [first.body.withdrawalId],
+    );
+    expect(trail.map((r) => `${r.from_status}->${r.to_status}`)).toEqual([
+      "requested->signed",
+      "signed->sent",
+      "sent->mined",
+      "mined->paid",
+    ]);
+    const client = await svc.deps.db.pool.connect();
+    try {
+      await expect(
+        transitionWithdrawal(client, first.body.withdrawalId, { from: ["paid"], to: "requested", now: Date.now() }),
+      ).rejects.toThrow("illegal agent_withdrawals transition paid -> requested");
+    } finally {
+      client.release();
+    }
     expect(await h().balanceOf("USDC", agentPayout)).toBe(160_000n);
     const res = await svc.http("GET", "/v1/agent", { apiKey: agent.apiKey });
     expect(res.body.balances[1]).toMatchObject({ withdrawn: "0.16", available: "0" });

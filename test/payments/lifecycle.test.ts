@@ -145,6 +145,13 @@ describe("Gas Tank mode", () => {
     console.log(
       `[measure] mined -> paid: ${paid.paid_at!.getTime() - minedSeenAt} ms; mined -> completed seen: ${Date.now() - minedSeenAt} ms`,
     );
+    // The settlement's status changes, each with its audit row (modules/settlement/transition.ts).
+    const { rows: trail } = await pool().query(
+      `SELECT e.from_status, e.to_status FROM settlement_events e JOIN settlements s ON s.id = e.settlement_id
+        WHERE $1 = ANY(s.payment_ids) ORDER BY e.id`,
+      [id],
+    );
+    expect(trail.map((r) => `${r.from_status}->${r.to_status}`)).toEqual(["signed->sent", "sent->mined"]);
     expect(await h.balanceOf("USDC", to)).toBe(parseUnits("25.5", 6));
     expect(done.transaction.hash).toBe(receipt.transactionHash);
     expect(done.completedAt).toBeGreaterThan(done.createdAt);

@@ -392,6 +392,12 @@ describe("deposits and sweeps", () => {
         done.depositId,
       ]);
       expect(rows).toEqual([{ status: "completed", tx_hash: done.processTxHash }]);
+      // Its status changes, each with its audit row (modules/vault/transition.ts); sent, whether or not it crashed first.
+      const { rows: trail } = await svc.deps.db.pool.query(
+        `SELECT e.from_status, e.to_status FROM vault_sweep_events e JOIN vault_sweeps s ON s.id = e.sweep_id WHERE s.tx_hash = $1 ORDER BY e.id`,
+        [done.processTxHash],
+      );
+      expect(trail.map((r) => `${r.from_status}->${r.to_status}`)).toEqual(["signed->sent", "sent->mined", "mined->completed"]);
     }
     expect(await h().balanceOf("USDT", carol)).toBe(0n);
     expect(processorErrors.filter((m) => m.includes("simulated crash"))).toHaveLength(2);
