@@ -44,11 +44,9 @@ const moduleOrder = MODULE_ORDER.map((name, i) => ({
 /** Files that still change a status with their own UPDATE: their tables get a transition() next. */
 const STATUS_PENDING = [
   "modules/sanctions/holds.ts",
-  "modules/sanctions/reject.ts",
   "modules/sanctions/return-settle.ts",
   "modules/sanctions/return.ts",
   "modules/sanctions/vault.ts",
-  "modules/settlement/recover.ts",
   "modules/vault/deposits.ts",
   "modules/webhooks/config.ts",
   "modules/webhooks/deliveries.ts",
@@ -100,7 +98,7 @@ export default tseslint.config(
         {
           default: "disallow",
           message:
-            "{{from.type}} {{from.captured.name}} may not import {{to.type}} {{to.captured.name}} {{to.fileInternalPath}}: imports flow down only, and a module only through its index.ts in MODULE_ORDER (docs/architecture.md)",
+            "{{from.type}} {{from.captured.name}} may not import {{to.type}} {{to.captured.name}} {{to.fileInternalPath}}: imports flow down only, and a module only through its index.ts in MODULE_ORDER (docs/modules.md)",
           policies: [
             layer("core", FOUNDATION),
             layer("db", FOUNDATION),
@@ -136,6 +134,11 @@ export default tseslint.config(
     rules: {
       "no-restricted-syntax": [
         "error",
+        {
+          selector:
+            "CallExpression[callee.property.name='set'][callee.object.callee.property.name='update'] > ObjectExpression > Property[key.name='status']",
+          message: "A status changes only through its table's transition() (db/status-machine.ts), which writes the audit row",
+        },
         ...["TemplateElement[value.raw", "Literal[value"].map((node) => ({
           selector: `${node}=/UPDATE\\s[^;]*?\\bSET\\b(?:(?!\\bWHERE\\b)[^;])*\\bstatus\\s*=/i]`,
           message: "A status changes only through its table's transition() (db/status-machine.ts), which writes the audit row",

@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   const api = new Hono<AppEnv>();
   // Per-address limits before any route looks up a key (api/middleware/ip-limits.ts).
   api.use(ipLimits);
-  // `Idempotency-Key` on API-key POSTs: claimed before the route runs, its final response replayed (README "Idempotency keys").
+  // `Idempotency-Key` on API-key POSTs: claimed before the route runs, its final response replayed (docs/payments.md "Idempotency keys").
   api.use(idempotency);
   api.route("/payments", payments);
   api.route("/v1/payments", paymentsV1);
@@ -48,9 +48,9 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
   api.route("/graphql", graphqlRoute);
   api.route("/v1/webhooks", webhooks);
   api.route("/v1/agent", agent);
-  // The event feed (README "Event feed"): every payment and Vault event, whatever the webhook configuration.
+  // The event feed (docs/payments.md "Event feed"): every payment and Vault event, whatever the webhook configuration.
   api.route("/v1/events", events);
-  // The merchant's own settings beyond the spec (README "Underpayment tolerance").
+  // The merchant's own settings beyond the spec (docs/payments.md "Underpayment tolerance").
   api.route("/v1/settings", settings);
   api.route("/auth", auth);
   // The Vault: configuration, tokens, webhooks and the public token list; users and deposits share the prefix.

@@ -3,7 +3,7 @@ import { Invalid } from "../core/errors.js";
 import type { Db } from "../db/client.js";
 import { getUnderpaymentTolerance, putUnderpaymentTolerance, type UnderpaymentTolerance } from "../modules/merchants/index.js";
 
-// The operator's view of a merchant's underpayment tolerance (cli/index.ts; README "Underpayment tolerance"):
+// The operator's view of a merchant's underpayment tolerance (cli/index.ts; docs/payments.md "Underpayment tolerance"):
 //   merchant tolerance --merchant <id>                                       shows it
 //   merchant tolerance --merchant <id> --bps <0-500>                         sets the share of the amount due
 //   merchant tolerance --merchant <id> --chain <id> --token <addr> --amount <decimal|0>   sets (0: removes) one token's amount

@@ -3,7 +3,7 @@ import { parseSecretKey, SECRET_KEY_FORMAT } from "./secret-box.js";
 import { parseTrustedProxies } from "./trusted-proxies.js";
 import { LOG_LEVELS } from "./log.js";
 
-// All settings come from the environment; documented in README.md ("Configuration").
+// All settings come from the environment; documented in docs/configuration.md.
 /** The HASH_SECRET of development and tests; refused in production. */
 export const DEV_HASH_SECRET = "dev-only-hash-secret-change-me";
 

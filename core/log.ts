@@ -4,7 +4,7 @@ import pretty from "pino-pretty";
 export type { Logger };
 
 // Structured logs: one JSON object a line on stdout (pino), with the fields that tie a line to its request
-// (`reqId`), payment (`paymentId`) and chain (`chainId`). Settings (README.md, "Metrics and logs"):
+// (`reqId`), payment (`paymentId`) and chain (`chainId`). Settings (docs/observability.md):
 //   LOG_LEVEL   fatal | error | warn | info | debug | trace | silent; default info (warn under NODE_ENV=test,
 //               so test runs print failures, not every request)
 //   LOG_PRETTY  1/true: human-readable lines (pino-pretty); default on when NODE_ENV is development or unset

@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 // Prometheus metrics of this process (prom-client), served by GET /metrics (api/routes/metrics.ts).
 // Counters and histograms are per process and counted where things happen; the gauges of shared state
 // (indexer lag, webhook queue, Gas Tank totals, settler balances) are read from the database and the chains
-// when scraped (modules/metrics/gauges.ts). Names, labels and example PromQL: README.md, "Metrics and logs".
+// when scraped (modules/metrics/gauges.ts). Names, labels and example PromQL: docs/observability.md.
 // Labels are bounded: route patterns (never raw paths), chain ids, processor names, outcomes.
 
 export const registry = new Registry();

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  type AnyPgColumn,
   bigint,
   bigserial,
   boolean,
@@ -23,6 +24,27 @@ import {
 const units = (name: string) => numeric(name, { precision: 78, scale: 0 });
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
+/**
+ * The audit table of a status table: one row per status change, written by its transition() (db/status-machine.ts)
+ * in the transaction of the change. `subject` is the column naming the row that changed.
+ */
+function statusEvents(name: string, subject: { column: string; kind?: "uuid" | "text"; references: () => AnyPgColumn }) {
+  const subjectColumn = (subject.kind === "text" ? text(subject.column) : uuid(subject.column)).notNull().references(subject.references);
+  return pgTable(
+    name,
+    {
+      id: bigserial("id", { mode: "bigint" }).primaryKey(),
+      subject: subjectColumn,
+      fromStatus: text("from_status"),
+      toStatus: text("to_status").notNull(),
+      reason: text("reason"),
+      data: jsonb("data"),
+      createdAt: ts("created_at").notNull().defaultNow(),
+    },
+    (t) => [index(`${name}_${subject.column.replace(/_id$/, "")}_idx`).on(t.subject)],
+  );
+}
+
 export const merchants = pgTable(
   "merchants",
   {
@@ -38,13 +60,19 @@ export const merchants = pgTable(
     promoUsed: integer("promo_used").notNull().default(0),
     /** Dashboard warns when the Gas Tank holds less than this (USDT micro-units); null = no alert. */
     gasTankAlertMicros: units("gas_tank_alert_micros"),
-    /** Underpayment tolerance in basis points of the amount due, 0..500 (README "Underpayment tolerance"; migration 0022). */
+    /** Underpayment tolerance in basis points of the amount due, 0..500 (docs/payments.md "Underpayment tolerance"; migration 0022). */
     underpaymentToleranceBps: integer("underpayment_tolerance_bps").notNull().default(0),
-    /** The agent that referred this merchant (agents.merchant_id; the foreign key is in migration 0018). */
-    agentId: uuid("agent_id"),
+    /** The agent that referred this merchant (agents.merchant_id; migration 0018). */
+    agentId: uuid("agent_id").references((): AnyPgColumn => agents.merchantId),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
-  () => [check("merchants_underpayment_tolerance_bps_range", sql`underpayment_tolerance_bps BETWEEN 0 AND 500`)],
+  (t) => [
+    check("merchants_underpayment_tolerance_bps_range", sql`underpayment_tolerance_bps BETWEEN 0 AND 500`),
+    check("merchants_not_own_agent", sql`agent_id IS NULL OR agent_id <> id`),
+    index("merchants_agent_idx")
+      .on(t.agentId)
+      .where(sql`agent_id IS NOT NULL`),
+  ],
 );
 
 /** A merchant's absolute underpayment tolerance per chain and token, smallest units (migration 0022). */
@@ -70,75 +98,101 @@ export const underpaymentToleranceAmounts = pgTable(
 );
 
 /** Agents (docs/agents.md): a merchant account that refers others, with its markup, cap and platform-fee share. */
-export const agents = pgTable("agents", {
-  merchantId: uuid("merchant_id")
-    .primaryKey()
-    .references(() => merchants.id),
-  referralCode: text("referral_code").notNull().unique(),
-  markupBps: integer("markup_bps").notNull().default(0),
-  markupCapBps: integer("markup_cap_bps").notNull(),
-  platformShareBps: integer("platform_share_bps").notNull(),
-  payoutAddress: text("payout_address"),
-  createdAt: ts("created_at").notNull().defaultNow(),
-  updatedAt: ts("updated_at").notNull().defaultNow(),
-});
+export const agents = pgTable(
+  "agents",
+  {
+    merchantId: uuid("merchant_id")
+      .primaryKey()
+      .references((): AnyPgColumn => merchants.id),
+    referralCode: text("referral_code").notNull().unique(),
+    markupBps: integer("markup_bps").notNull().default(0),
+    markupCapBps: integer("markup_cap_bps").notNull(),
+    platformShareBps: integer("platform_share_bps").notNull(),
+    payoutAddress: text("payout_address"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  () => [
+    check("agents_markup_within_cap", sql`markup_bps >= 0 AND markup_bps <= markup_cap_bps`),
+    check("agents_markup_cap_range", sql`markup_cap_bps >= 0 AND markup_cap_bps <= 10000`),
+    check("agents_platform_share_range", sql`platform_share_bps >= 0 AND platform_share_bps <= 10000`),
+  ],
+);
 
 /** An agent's earnings and withdrawals, one signed row per movement (migration 0018). */
-export const agentEarnings = pgTable("agent_earnings", {
-  id: bigserial("id", { mode: "bigint" }).primaryKey(),
-  agentId: uuid("agent_id").notNull(),
-  kind: text("kind").notNull(),
-  paymentId: uuid("payment_id"),
-  withdrawalId: uuid("withdrawal_id"),
-  chainId: integer("chain_id").notNull(),
-  /** Token address (lowercase, zero for native) on chainId, or `usd` (chain 0) for Gas Tank payments' fees. */
-  currency: text("currency").notNull(),
-  decimals: integer("decimals").notNull(),
-  symbol: text("symbol").notNull(),
-  units: units("units").notNull(),
-  createdAt: ts("created_at").notNull().defaultNow(),
-});
-
-/** Withdrawals of agents' earnings, sent by the transaction sender (processors/agent-payouts.ts). */
-export const agentWithdrawals = pgTable("agent_withdrawals", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  agentId: uuid("agent_id").notNull(),
-  chainId: integer("chain_id").notNull(),
-  currency: text("currency").notNull(),
-  tokenAddress: text("token_address").notNull(),
-  decimals: integer("decimals").notNull(),
-  symbol: text("symbol").notNull(),
-  units: units("units").notNull(),
-  toAddress: text("to_address").notNull(),
-  status: text("status").notNull().default("requested"),
-  signer: text("signer"),
-  nonce: integer("nonce"),
-  txHash: text("tx_hash"),
-  rawTx: text("raw_tx"),
-  error: text("error"),
-  blockNumber: numeric("block_number", { precision: 78, scale: 0 }),
-  attempts: integer("attempts").notNull().default(0),
-  nextAttemptAt: ts("next_attempt_at"),
-  createdAt: ts("created_at").notNull().defaultNow(),
-  updatedAt: ts("updated_at").notNull().defaultNow(),
-});
-
-/** Every status change of an agent withdrawal, for audit (modules/agents/transition.ts). */
-export const agentWithdrawalEvents = pgTable(
-  "agent_withdrawal_events",
+export const agentEarnings = pgTable(
+  "agent_earnings",
   {
     id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    withdrawalId: uuid("withdrawal_id")
+    agentId: uuid("agent_id")
       .notNull()
-      .references(() => agentWithdrawals.id),
-    fromStatus: text("from_status"),
-    toStatus: text("to_status").notNull(),
-    reason: text("reason"),
-    data: jsonb("data"),
+      .references(() => agents.merchantId),
+    kind: text("kind").notNull(),
+    paymentId: uuid("payment_id").references(() => payments.id),
+    withdrawalId: uuid("withdrawal_id"),
+    chainId: integer("chain_id").notNull(),
+    /** Token address (lowercase, zero for native) on chainId, or `usd` (chain 0) for Gas Tank payments' fees. */
+    currency: text("currency").notNull(),
+    decimals: integer("decimals").notNull(),
+    symbol: text("symbol").notNull(),
+    units: units("units").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
-  (t) => [index("agent_withdrawal_events_withdrawal_idx").on(t.withdrawalId)],
+  (t) => [
+    check("agent_earnings_kind", sql`kind IN ('markup', 'platform_share', 'withdrawal', 'withdrawal_refund')`),
+    check("agent_earnings_sign", sql`(kind = 'withdrawal' AND units < 0) OR (kind <> 'withdrawal' AND units > 0)`),
+    uniqueIndex("agent_earnings_payment_kind_idx")
+      .on(t.paymentId, t.kind)
+      .where(sql`payment_id IS NOT NULL`),
+    uniqueIndex("agent_earnings_withdrawal_kind_idx")
+      .on(t.withdrawalId, t.kind)
+      .where(sql`withdrawal_id IS NOT NULL`),
+    index("agent_earnings_agent_idx").on(t.agentId, t.chainId, t.currency),
+  ],
 );
+
+/** Withdrawals of agents' earnings, sent by the transaction sender (processors/agent-payouts.ts). */
+export const agentWithdrawals = pgTable(
+  "agent_withdrawals",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    agentId: uuid("agent_id")
+      .notNull()
+      .references(() => agents.merchantId),
+    chainId: integer("chain_id").notNull(),
+    currency: text("currency").notNull(),
+    tokenAddress: text("token_address").notNull(),
+    decimals: integer("decimals").notNull(),
+    symbol: text("symbol").notNull(),
+    units: units("units").notNull(),
+    toAddress: text("to_address").notNull(),
+    status: text("status").notNull().default("requested"),
+    signer: text("signer"),
+    nonce: integer("nonce"),
+    txHash: text("tx_hash"),
+    rawTx: text("raw_tx"),
+    error: text("error"),
+    blockNumber: numeric("block_number", { precision: 78, scale: 0 }),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    check("agent_withdrawals_status", sql`status IN ('requested', 'signed', 'sent', 'mined', 'reverted', 'paid', 'failed')`),
+    check("agent_withdrawals_units", sql`units > 0`),
+    index("agent_withdrawals_live_idx")
+      .on(t.chainId, t.createdAt)
+      .where(sql`status IN ('requested', 'signed', 'sent', 'mined', 'reverted')`),
+    index("agent_withdrawals_agent_idx").on(t.agentId, t.createdAt),
+  ],
+);
+
+/** Every status change of an agent withdrawal, for audit (modules/agents/transition.ts). */
+export const agentWithdrawalEvents = statusEvents("agent_withdrawal_events", {
+  column: "withdrawal_id",
+  references: () => agentWithdrawals.id,
+});
 
 export const apiKeys = pgTable(
   "api_keys",
@@ -345,25 +399,15 @@ export const payments = pgTable(
     index("payments_reorg_window_idx")
       .on(t.chainId, t.receivedBlockNumber)
       .where(sql`received_units > 0 AND status IN ('pending', 'expired', 'paid', 'awaiting_gas')`),
+    // An agent's completed payments (migration 0018).
+    index("payments_agent_idx")
+      .on(t.agentId, t.merchantId)
+      .where(sql`agent_id IS NOT NULL AND status = 'completed'`),
   ],
 );
 
 /** Every state transition, for audit and for crash-safe replays. */
-export const paymentEvents = pgTable(
-  "payment_events",
-  {
-    id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    paymentId: uuid("payment_id")
-      .notNull()
-      .references(() => payments.id),
-    fromStatus: text("from_status"),
-    toStatus: text("to_status").notNull(),
-    reason: text("reason"),
-    data: jsonb("data"),
-    createdAt: ts("created_at").notNull().defaultNow(),
-  },
-  (t) => [index("payment_events_payment_idx").on(t.paymentId)],
-);
+export const paymentEvents = statusEvents("payment_events", { column: "payment_id", references: () => payments.id });
 
 /** Gas Tank ledger: USDT micro-units (6 decimals), signed. `reference` makes every entry idempotent. */
 export const ledgerEntries = pgTable(
@@ -417,21 +461,7 @@ export const settlements = pgTable(
 );
 
 /** Every status change of a settlement transaction, for audit (modules/settlement/transition.ts). */
-export const settlementEvents = pgTable(
-  "settlement_events",
-  {
-    id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    settlementId: uuid("settlement_id")
-      .notNull()
-      .references(() => settlements.id),
-    fromStatus: text("from_status"),
-    toStatus: text("to_status").notNull(),
-    reason: text("reason"),
-    data: jsonb("data"),
-    createdAt: ts("created_at").notNull().defaultNow(),
-  },
-  (t) => [index("settlement_events_settlement_idx").on(t.settlementId)],
-);
+export const settlementEvents = statusEvents("settlement_events", { column: "settlement_id", references: () => settlements.id });
 
 /**
  * The next nonce each of our signers takes on each chain, whatever the transaction is for (chains/tx-sender.ts
@@ -646,6 +676,7 @@ export const gasTankAddresses = pgTable(
  * Token buckets of the rate limits, shared by every API replica (api/middleware/rate-limit-store.ts): GCRA keeps
  * one time per bucket, when it will be full again ("theoretical arrival time"). A time in the past is a full
  * bucket, the same as no row: such rows are pruned.
+ * UNLOGGED (migration 0013), which drizzle cannot declare: test/db/migrations.test.ts lists it as known.
  */
 export const rateLimitBuckets = pgTable(
   "rate_limit_buckets",
@@ -671,6 +702,7 @@ export const loginAttempts = pgTable("login_attempts", {
  * Every address we hand out, per chain (payment recipients, Gas Tank deposit addresses; later vault users and
  * bridge orders), registered in the transaction that creates it (modules/addresses/registry.ts). The indexer keeps a
  * Transfer only when `to` or `from` is here: a trigger NOTIFYs `watched_addresses` with `chainId:address` at commit.
+ * The trigger and its function are in migration 0006 only (drizzle cannot declare them; test/db/migrations.test.ts).
  */
 export const watchedAddresses = pgTable(
   "watched_addresses",
@@ -732,6 +764,9 @@ export const fundRecoveries = pgTable(
     index("fund_recoveries_chain_status_idx").on(t.chainId, t.status),
   ],
 );
+
+/** Every status change of a recovery of unexpected funds, for audit (modules/payments/transition.ts). */
+export const fundRecoveryEvents = statusEvents("fund_recovery_events", { column: "recovery_id", references: () => fundRecoveries.id });
 
 /** Symbol and decimals of tokens outside the registry, read once from the contract (null: not readable as an ERC-20). */
 export const tokenMetadata = pgTable(
@@ -960,38 +995,10 @@ export const vaultDeposits = pgTable(
 );
 
 /** Every status change of a Vault sweep, for audit (modules/vault/transition.ts). */
-export const vaultSweepEvents = pgTable(
-  "vault_sweep_events",
-  {
-    id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    sweepId: uuid("sweep_id")
-      .notNull()
-      .references(() => vaultSweeps.id),
-    fromStatus: text("from_status"),
-    toStatus: text("to_status").notNull(),
-    reason: text("reason"),
-    data: jsonb("data"),
-    createdAt: ts("created_at").notNull().defaultNow(),
-  },
-  (t) => [index("vault_sweep_events_sweep_idx").on(t.sweepId)],
-);
+export const vaultSweepEvents = statusEvents("vault_sweep_events", { column: "sweep_id", references: () => vaultSweeps.id });
 
 /** Every status change of a vault deposit, for audit (modules/vault/deposits.ts `transitionDeposits`). */
-export const vaultDepositEvents = pgTable(
-  "vault_deposit_events",
-  {
-    id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    depositId: uuid("deposit_id")
-      .notNull()
-      .references(() => vaultDeposits.id),
-    fromStatus: text("from_status"),
-    toStatus: text("to_status").notNull(),
-    reason: text("reason"),
-    data: jsonb("data"),
-    createdAt: ts("created_at").notNull().defaultNow(),
-  },
-  (t) => [index("vault_deposit_events_deposit_idx").on(t.depositId)],
-);
+export const vaultDepositEvents = statusEvents("vault_deposit_events", { column: "deposit_id", references: () => vaultDeposits.id });
 
 /**
  * Cross-chain orders of payments (modules/bridge/orders.ts), one row per bridge order (the provider's orderId, lowercase hex).
@@ -1043,21 +1050,11 @@ export const bridgeOrders = pgTable(
 );
 
 /** Every status change of a bridge order, for audit (modules/bridge/transition.ts). */
-export const bridgeOrderEvents = pgTable(
-  "bridge_order_events",
-  {
-    id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    orderId: text("order_id")
-      .notNull()
-      .references(() => bridgeOrders.id),
-    fromStatus: text("from_status"),
-    toStatus: text("to_status").notNull(),
-    reason: text("reason"),
-    data: jsonb("data"),
-    createdAt: ts("created_at").notNull().defaultNow(),
-  },
-  (t) => [index("bridge_order_events_order_idx").on(t.orderId)],
-);
+export const bridgeOrderEvents = statusEvents("bridge_order_events", {
+  column: "order_id",
+  kind: "text",
+  references: () => bridgeOrders.id,
+});
 
 /**
  * Sanctions screening (modules/sanctions, docs/sanctions.md): one row per payment, recovery of unexpected funds or
@@ -1226,7 +1223,7 @@ export const sanctionsScreenings = pgTable(
 );
 
 /**
- * Idempotency keys (README "Idempotency keys", modules/idempotency; migration 0021): the first final response to a POST
+ * Idempotency keys (docs/payments.md "Idempotency keys", modules/idempotency; migration 0021): the first final response to a POST
  * with an `Idempotency-Key` header (or a GraphQL mutation's `idempotencyKey`), per API key and key, for 24 hours.
  * `processing` while the request runs (`claim_id` names it, `locked_at` its last sign of life on the database's clock;
  * -infinity once it gave up with a 5xx), `done` with the response after. `id` is one use of the key.

@@ -15,8 +15,8 @@ import { payoutFundingWarning } from "../modules/agents/index.js";
 
 // `npm run serve`: the production entrypoint. Runs the roles named in ROLES (api, processors, indexer;
 // all by default) from the environment alone: no Anvil, no embedded Postgres, no demo merchant.
-// Configuration: README.md ("Configuration", "Running against a real chain"). Logs: JSON lines on stdout
-// (README.md, "Metrics and logs"); the logger is made on first use, after NODE_ENV is settled here.
+// Configuration: docs/configuration.md, docs/real-chain.md. Logs: JSON lines on stdout
+// (docs/observability.md); the logger is made on first use, after NODE_ENV is settled here.
 const env = process.env;
 env.NODE_ENV ??= "production";
 const logs = logger("serve");
@@ -25,7 +25,7 @@ const check = checkServeConfig(env);
 if (check.missing.length || check.invalid.length) {
   // For the person starting it, before there is a service: plain text on stderr.
   console.error(formatServeCheck(check));
-  console.error('See README.md, "Running against a real chain".');
+  console.error("See docs/real-chain.md.");
   process.exit(1);
 }
 // An API worker (API_WORKERS > 1, api/workers.ts) serves the API only; its primary ran the migrations.

@@ -14,7 +14,7 @@ import { STATUS } from "../errors.js";
 import { settleClaim } from "../middleware/idempotency.js";
 import type { GraphqlContext } from "./context.js";
 
-// A mutation's `idempotencyKey` argument (README "Idempotency keys"): REST's `Idempotency-Key` for one field. The same
+// A mutation's `idempotencyKey` argument (docs/payments.md "Idempotency keys"): REST's `Idempotency-Key` for one field. The same
 // store and the same namespace (the caller's API key); the operation is `GRAPHQL <field>`, so a key used on a REST route
 // and then on a mutation (or on two mutations) is a 409, like a key reused on another REST endpoint. The field's
 // outcome is kept when REST would keep its status: its value, or its domain error when a 4xx other than 401, 408,

@@ -1,7 +1,7 @@
 import { buildSchema } from "graphql";
 
 /** Every mutation's optional key (api/graphql/idempotency.ts). */
-const KEY_ARG = `"REST's Idempotency-Key (README, Idempotency keys): a call with the same key and arguments gets the first outcome."
+const KEY_ARG = `"REST's Idempotency-Key (docs/payments.md, Idempotency keys): a call with the same key and arguments gets the first outcome."
     idempotencyKey: String`;
 
 /**

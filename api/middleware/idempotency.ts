@@ -22,7 +22,7 @@ import { adoptRouteErrors } from "../errors.js";
 import { keyCaller } from "./api-key.js";
 import { rawBody } from "./input.js";
 
-// `Idempotency-Key` on the API's POSTs (README "Idempotency keys"). In front of every /api route, after the per-address
+// `Idempotency-Key` on the API's POSTs (docs/payments.md "Idempotency keys"). In front of every /api route, after the per-address
 // limits (which look the API key up): a POST whose API key is live and that carries the header is claimed under
 // (API key, key) before the route runs; its final response (status, body, own headers) is stored for 24 hours and sent
 // again, with `Idempotent-Replayed: true`, to a retry with the same key and the same body. Requests without the header,

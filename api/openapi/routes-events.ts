@@ -1,7 +1,7 @@
 import { AFTER_MESSAGE, EVENT_NOT_FOUND, eventsQuery } from "../../modules/events/index.js";
 import { fail, type Operation } from "./operation.js";
 
-// The event feed (api/routes/events.ts; README "Event feed"). API key; GET /v1/payments's `{error, code}` bodies.
+// The event feed (api/routes/events.ts; docs/payments.md "Event feed"). API key; GET /v1/payments's `{error, code}` bodies.
 
 const UNAUTHORIZED = fail(401, "Unauthorized", { code: "unauthorized" });
 

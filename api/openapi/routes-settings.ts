@@ -13,7 +13,7 @@ import {
 } from "../../modules/merchants/index.js";
 import { BAD_JSON, fail, NOT_JSON, TOO_LARGE, UNAUTHORIZED, type Operation } from "./operation.js";
 
-// The merchant's own settings beyond the spec (api/routes/settings.ts; README "Underpayment tolerance"). API key;
+// The merchant's own settings beyond the spec (api/routes/settings.ts; docs/payments.md "Underpayment tolerance"). API key;
 // plain `{error}` bodies.
 
 export const SETTINGS_OPERATIONS: Operation[] = [

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { MAX_TOLERANCE_BPS } from "../../modules/merchants/index.js";
 import { address, decimal } from "./schemas-common.js";
 
-// Hand-written zod schema of the /v1/settings answers (modules/merchants/underpayment-tolerance.ts; README "Underpayment
+// Hand-written zod schema of the /v1/settings answers (modules/merchants/underpayment-tolerance.ts; docs/payments.md "Underpayment
 // tolerance"). The request body is the module's own (underpaymentToleranceBody, in components.ts ROUTE_SCHEMAS).
 
 export const UnderpaymentTolerance = z

@@ -20,7 +20,7 @@ import type { AppEnv } from "../context.js";
 export const payments = new Hono<AppEnv>()
   .post("/", rateLimit("payments.create", { first: true }), errorsAs("plain", "Failed to create payment"), async (c) => {
     const body = await jsonBody(c, { invalid: "Invalid form data", contentType: "never" });
-    // Under an Idempotency-Key, its use goes on the payment: a retry after a crash finds it (README "Idempotency keys").
+    // Under an Idempotency-Key, its use goes on the payment: a retry after a crash finds it (docs/payments.md "Idempotency keys").
     const { url } = await createPayment(c.var.deps, keyCaller(c), body, { idempotency: idempotencyUseOf(c) });
     return c.json({ url });
   })
@@ -31,7 +31,7 @@ export const payments = new Hono<AppEnv>()
 
 /**
  * /v1/payments: the list (API key, or the dashboard's session cookie), manual withdraw of a partial payment,
- * cancel of a payment that received nothing, and recovery of unexpected funds to the payout (README, "Unexpected
+ * cancel of a payment that received nothing, and recovery of unexpected funds to the payout (docs/unexpected-funds.md; "Unexpected
  * funds").
  */
 export const paymentsV1 = new Hono<AppEnv>()

@@ -7,7 +7,7 @@ import type { AppEnv } from "../context.js";
 
 /**
  * /v1/settings (API key): the merchant's own settings beyond the spec. `underpayment-tolerance`: the shortfall a payment
- * may arrive with and still count as paid (README "Underpayment tolerance"). `{error}` bodies; the key is checked
+ * may arrive with and still count as paid (docs/payments.md "Underpayment tolerance"). `{error}` bodies; the key is checked
  * before the body is read (401 before any 400), and looked up once per request.
  */
 export const settings = new Hono<AppEnv>()

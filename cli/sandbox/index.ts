@@ -6,7 +6,7 @@ import { resendEvent } from "./resend.js";
 import { SCENARIOS } from "./scenarios.js";
 import { trigger } from "./trigger.js";
 
-// The local sandbox for integrators (README "Five-minute integration walkthrough"), as `stripe listen` / `trigger`
+// The local sandbox for integrators (docs/integration.md), as `stripe listen` / `trigger`
 // / `events resend` are: it talks to the API with the merchant's key, and only `trigger` touches a chain (local
 // Anvil only). cli/index.ts hands these commands here.
 

@@ -1,5 +1,5 @@
 // The payments `trigger` makes (cli/sandbox/trigger.ts): how each is created and paid on the local chain, and the
-// events it leads to (README "Five-minute integration walkthrough").
+// events it leads to (docs/integration.md).
 
 export type Scenario = {
   /** Gasless (fees taken from the amount) or Gas Tank mode (the merchant's Gas Tank pays them). */

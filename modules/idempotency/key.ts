@@ -1,6 +1,6 @@
 import { Invalid } from "../../core/errors.js";
 
-// What an idempotency key is (README "Idempotency keys"): the caller's name for one operation, e.g. a UUID it made
+// What an idempotency key is (docs/payments.md "Idempotency keys"): the caller's name for one operation, e.g. a UUID it made
 // before the first attempt and sends again on every retry. The same rules for the REST header and the GraphQL argument.
 
 /** The REST request header. */

@@ -9,7 +9,7 @@ import { firstIssue, objectError, UNKNOWN_FIELDS } from "../../core/zod-issues.j
 import { prepared, withTransaction } from "../../db/client.js";
 import { authenticate, type Caller } from "./authenticate.js";
 
-// A merchant's underpayment tolerance (README "Underpayment tolerance"): GET/PUT /v1/settings/underpayment-tolerance
+// A merchant's underpayment tolerance (docs/payments.md "Underpayment tolerance"): GET/PUT /v1/settings/underpayment-tolerance
 // and `npm run cli -- merchant tolerance`. A share of the amount due in basis points and/or an absolute amount per
 // chain and token; modules/payments/tolerance.ts turns them into a payment's tolerance when it is created.
 

@@ -60,7 +60,7 @@ async function resolveToken(deps: AppDeps, chainId: number, address: Address): P
 }
 
 /**
- * `idempotency`: the Idempotency-Key use the request runs under (README "Idempotency keys"), recorded on the payment by
+ * `idempotency`: the Idempotency-Key use the request runs under (docs/payments.md "Idempotency keys"), recorded on the payment by
  * the INSERT itself; when that use has a payment already (a first attempt committed it, then died or failed before its
  * response was stored), that payment is the answer and nothing is created.
  */

@@ -26,3 +26,4 @@ export { hashMatches, redirectHash } from "./verify-hash.js";
 export { verifyPayment, verifyQuery } from "./verify.js";
 export { withdrawPayment } from "./withdraw.js";
 export { type Blocked, type FundsScreening, isBlocked, SANCTIONS_HELD_MESSAGE } from "./funds-screening.js";
+export { RECOVERY_MOVES, type RecoveryStatus, transitionRecovery } from "./transition.js";

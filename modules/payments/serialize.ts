@@ -123,7 +123,7 @@ export async function paymentWebhookPayload(
   if (BigInt(p.received_units) > 0n) body.receivedAmount = fmt(p.received_units, d);
   if (BigInt(p.overpayment_units) > 0n) body.overpayment = fmt(p.overpayment_units, d);
   // Extension, beside the spec's `overpayment` and like it only when there is one: the shortfall of a payment accepted
-  // under the merchant's underpayment tolerance (README "Underpayment tolerance").
+  // under the merchant's underpayment tolerance (docs/payments.md "Underpayment tolerance").
   if (BigInt(p.underpayment_units) > 0n) body.underpayment = fmt(p.underpayment_units, d);
   if (p.block_confirmations > 1) body.blockConfirmations = p.block_confirmations;
   if (event === "payment.completed" && p.settlement_tx_hash) body.transactionHash = p.settlement_tx_hash;

@@ -17,7 +17,7 @@ export const PAYMENT_STATUSES = [
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 /**
- * Every transition the service makes. The spec's table plus the states it leaves open (README "Payment states"):
+ * Every transition the service makes. The spec's table plus the states it leaves open (docs/payments.md "Payment states"):
  * - pending | expired -> waiting_for_confirmation: the full amount is seen on-chain, not yet `blockConfirmations`
  *   deep; -> paid at depth, or back to pending if the transfer leaves the canonical chain.
  * - paid -> deploying_wallet: settlement sent on-chain; -> completed once the sweep is indexed.

@@ -1,5 +1,5 @@
 /**
- * Underpayment tolerance (README "Underpayment tolerance"), pure and bigint-only. Exchanges deduct their withdrawal
+ * Underpayment tolerance (docs/payments.md "Underpayment tolerance"), pure and bigint-only. Exchanges deduct their withdrawal
  * fee from what the payer sends, so payments often arrive a little short; a merchant may accept them:
  * - `bps`: a share of the amount due, in basis points (0..MAX_TOLERANCE_BPS), rounded DOWN to the smallest unit, so
  *   no more shortfall is ever accepted than configured;

@@ -2,7 +2,7 @@ import { getAddress } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict } from "../../core/errors.js";
 import { withTransaction } from "../../db/client.js";
-import { transition } from "../payments/index.js";
+import { transition, transitionRecovery } from "../payments/index.js";
 import { checkDecision, notHeld, openHold, refuseIfReturning, resolveHold, type Decision, type Target } from "./holds.js";
 
 /** What a rejection does with the funds, in its answer. */
@@ -42,11 +42,14 @@ export async function rejectHold(deps: Pick<AppDeps, "db" | "now">, target: Targ
       if (!moved) throw new Conflict("Payment is not sanctioned");
       move = { from: "sanctioned", to: "cancelled" };
     } else if (hold.subject === "recovery") {
-      const { rowCount } = await client.query(
-        `UPDATE fund_recoveries SET status = 'failed', error = $2, updated_at = $3 WHERE id = $1 AND status = 'requested'`,
-        [hold.recovery_id, RECOVERY_REJECTED_ERROR, new Date(now)],
-      );
-      if (!rowCount) throw new Conflict("Recovery is not requested");
+      const moved = await transitionRecovery(client, hold.recovery_id!, {
+        from: ["requested"],
+        to: "failed",
+        reason: `sanctions hold rejected by ${d.actor}: ${d.reason}`,
+        set: { error: RECOVERY_REJECTED_ERROR },
+        now,
+      });
+      if (!moved) throw new Conflict("Recovery is not requested");
       move = { from: "requested", to: "failed" };
     } else {
       const row = await client.query(`SELECT status FROM vault_deposits WHERE id = $1 FOR UPDATE`, [hold.deposit_id]);

@@ -6,7 +6,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { firstLine, logger } from "../../core/log.js";
 import { withTransaction } from "../../db/client.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { transition } from "../payments/index.js";
+import { transition, transitionRecovery } from "../payments/index.js";
 import { transitionDeposit } from "../vault/index.js";
 import { confirmedTip, readVaultDepositCursor, vaultConfirmations } from "../vault/index.js";
 import { lockSubject, resolveHold, SUBJECT_TABLE, subjectIdOf, type HoldRow } from "./holds.js";
@@ -166,11 +166,9 @@ async function moveSubject(
       }));
     if (moved) return { from: "sanctioned", to: "cancelled" };
   } else if (hold.subject === "recovery") {
-    const { rowCount } = await c.query(
-      `UPDATE fund_recoveries SET status = 'failed', error = $2, updated_at = $3 WHERE id = $1 AND status = 'requested'`,
-      [hold.recovery_id, `returned by sanctions screening: ${funds.amountUnits} units to ${funds.to}`, new Date(now)],
-    );
-    if (rowCount) return { from: "requested", to: "failed" };
+    const error = `returned by sanctions screening: ${funds.amountUnits} units to ${funds.to}`;
+    const moved = await transitionRecovery(c, hold.recovery_id!, { from: ["requested"], to: "failed", reason: error, set: { error }, now });
+    if (moved) return { from: "requested", to: "failed" };
   } else {
     // The business receives none of it and pays no fee on it.
     const moved = await transitionDeposit(c, hold.deposit_id!, {

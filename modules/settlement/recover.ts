@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { sweepGasCap } from "../../chains/gas-caps.js";
 import { zeroAddress, type Hex } from "viem";
 import { encodeSweep } from "../../chains/factory-calls.js";
@@ -11,7 +11,8 @@ import { RECOVERY_TANK_SHORT } from "../payments/index.js";
 import { recoveryCharge, type RecoveryCharge } from "../payments/index.js";
 import { PriceUnavailableError } from "../pricing/index.js";
 import type { PaymentRow } from "../payments/index.js";
-import { isBlocked, recoverableUnits } from "../payments/index.js";
+import { isBlocked, recoverableUnits, transitionRecovery } from "../payments/index.js";
+import { withTransaction } from "../../db/client.js";
 import { sanctionsBlockedFunds } from "../sanctions/index.js";
 import { admitRecoveries } from "../sanctions/index.js";
 import type { SettlerHooks } from "./shared.js";
@@ -44,24 +45,38 @@ async function reconcileRecoveries(deps: AppDeps, chain: ActiveChain, sender: Tx
   );
   const txs = rows.map((r) => ({ ...r, hash: r.tx_hash as Hex, rawTx: r.raw_tx as Hex, nonce: r.nonce as number }));
   await sender.reconcile(txs, async (r, outcome) => {
-    const set = (sqlSet: string, args: unknown[] = []) =>
-      deps.db.pool.query(`UPDATE fund_recoveries SET ${sqlSet}, updated_at = now() WHERE id = $1 AND status IN ('signed', 'sent')`, [
-        r.id,
-        ...args,
-      ]);
-    if (outcome.status === "mined") await set(`status = 'mined', block_number = $2`, [outcome.receipt.blockNumber.toString()]);
-    // Its Gas Tank fee is kept: the settler spent the gas (a token can pass the estimate and revert when mined).
-    else if (outcome.status === "reverted")
-      await set(`status = 'failed', block_number = $2, error = $3`, [
-        outcome.receipt.blockNumber.toString(),
-        `sweep transaction ${r.hash} reverted`,
-      ]);
-    // Its nonce went to another transaction, at a final depth: it can never mine, so the recovery is sent again.
-    else if (outcome.status === "dropped")
-      await set(`status = 'requested', signer = NULL, nonce = NULL, tx_hash = NULL, raw_tx = NULL, error = $2`, [
-        `sweep transaction ${r.hash} dropped; sent again`,
-      ]);
-    else if (r.status === "signed") await set(`status = 'sent'`);
+    const from = ["signed", "sent"] as const;
+    const now = deps.now();
+    await withTransaction(deps.db, async (client) => {
+      if (outcome.status === "mined")
+        await transitionRecovery(client, r.id, {
+          from,
+          to: "mined",
+          reason: `mined in block ${outcome.receipt.blockNumber}`,
+          set: { blockNumber: outcome.receipt.blockNumber.toString() },
+          now,
+        });
+      // Its Gas Tank fee is kept: the settler spent the gas (a token can pass the estimate and revert when mined).
+      else if (outcome.status === "reverted")
+        await transitionRecovery(client, r.id, {
+          from,
+          to: "failed",
+          reason: `reverted in block ${outcome.receipt.blockNumber}`,
+          set: { blockNumber: outcome.receipt.blockNumber.toString(), error: `sweep transaction ${r.hash} reverted` },
+          now,
+        });
+      // Its nonce went to another transaction, at a final depth: it can never mine, so the recovery is sent again.
+      else if (outcome.status === "dropped")
+        await transitionRecovery(client, r.id, {
+          from,
+          to: "requested",
+          reason: `transaction ${r.hash} dropped: its nonce was used by another`,
+          set: { signer: null, nonce: null, txHash: null, rawTx: null, error: `sweep transaction ${r.hash} dropped; sent again` },
+          now,
+        });
+      else if (r.status === "signed")
+        await transitionRecovery(client, r.id, { from: ["signed"], to: "sent", reason: "broadcast (reconciled)", now });
+    });
   });
 }
 
@@ -84,10 +99,15 @@ async function completeRecoveries(deps: AppDeps, chain: ActiveChain) {
     )
     .where(and(eq(r.chainId, chain.chainId), eq(r.status, "mined")));
   for (const x of rows)
-    await deps.db.orm
-      .update(r)
-      .set({ status: "recovered", recoveredUnits: x.amount.toString(), updatedAt: new Date(deps.now()) })
-      .where(and(eq(r.id, x.id), eq(r.status, "mined")));
+    await withTransaction(deps.db, (client) =>
+      transitionRecovery(client, x.id, {
+        from: ["mined"],
+        to: "recovered",
+        reason: "Swept event indexed",
+        set: { recoveredUnits: x.amount.toString() },
+        now: deps.now(),
+      }),
+    );
 }
 
 /**
@@ -148,10 +168,9 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
     const feeUnits = charge.kind === "inKind" ? charge.feeUnits : 0n;
     const micros = charge.kind === "gasTank" ? charge.micros : 0n;
     const refuse = async (error: string) =>
-      deps.db.orm
-        .update(r)
-        .set({ status: "failed", error, updatedAt: new Date(deps.now()) })
-        .where(and(eq(r.id, x.id), eq(r.status, "requested")));
+      withTransaction(deps.db, (client) =>
+        transitionRecovery(client, x.id, { from: ["requested"], to: "failed", reason: error, set: { error }, now: deps.now() }),
+      );
     if (units === 0n) {
       await refuse("nothing left to recover on the address");
       continue;
@@ -186,17 +205,26 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
           return !tankShort;
         },
         record: async (client, tx) => {
-          await client.query(
-            `UPDATE fund_recoveries SET status = 'signed', signer = $2, nonce = $3, tx_hash = $4, raw_tx = $5, fee_units = $6,
-               gas_tank_fee_micros = $7, updated_at = now() WHERE id = $1`,
-            [x.id, tx.from, tx.nonce, tx.hash, tx.rawTx, feeUnits.toString(), micros.toString()],
-          );
+          await transitionRecovery(client, x.id, {
+            from: ["requested"],
+            to: "signed",
+            reason: `signed ${tx.hash}`,
+            set: {
+              signer: tx.from,
+              nonce: tx.nonce,
+              txHash: tx.hash,
+              rawTx: tx.rawTx,
+              feeUnits: feeUnits.toString(),
+              gasTankFeeMicros: micros.toString(),
+            },
+            data: { txHash: tx.hash, nonce: tx.nonce, feeUnits: feeUnits.toString(), gasTankFeeMicros: micros.toString() },
+            now: deps.now(),
+          });
           if (micros > 0n) await debitRecoveryFee(client, { id: x.id, merchantId: payment.merchant_id, chainId: chain.chainId }, micros);
         },
         sent: async (tx) => {
-          await deps.db.pool.query(
-            `UPDATE fund_recoveries SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`,
-            [tx.hash],
+          await withTransaction(deps.db, (client) =>
+            transitionRecovery(client, x.id, { from: ["signed"], to: "sent", reason: `broadcast ${tx.hash}`, now: deps.now() }),
           );
         },
       });
@@ -206,10 +234,10 @@ async function sendRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSende
       // a sweep may (a token that burns it: chains/gas-caps.ts): nothing was signed.
       // An RPC failure is not a GasEstimateError: it propagates and the next pass tries again.
       if (!(e instanceof GasEstimateError)) throw e;
-      await deps.db.orm
-        .update(r)
-        .set({ status: "failed", error: `sweep cannot execute: ${e.message.split("\n")[0]}`, updatedAt: new Date(deps.now()) })
-        .where(and(eq(r.id, x.id), inArray(r.status, ["requested"])));
+      const error = `sweep cannot execute: ${e.message.split("\n")[0]}`;
+      await withTransaction(deps.db, (client) =>
+        transitionRecovery(client, x.id, { from: ["requested"], to: "failed", reason: error, set: { error }, now: deps.now() }),
+      );
       // A fee debited for an earlier signing whose transaction was dropped (never mined): nothing was spent for it.
       await refundRecoveryFee(deps.db.pool, x.id);
     }

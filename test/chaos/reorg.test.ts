@@ -290,7 +290,7 @@ describe("a deposit re-orged out of the chain", () => {
   });
 });
 
-describe('a payment paid within its underpayment tolerance, re-orged (README "Underpayment tolerance")', () => {
+describe('a payment paid within its underpayment tolerance, re-orged (docs/payments.md "Underpayment tolerance")', () => {
   // A 50 bps tolerance on 10 USDC: paid from 9.95. Two deposits, the first below the re-org, the second taken away.
   const units = (s: string) => parseUnits(s, 6);
   const feesOf = (r: Record<string, any>) =>

@@ -248,7 +248,7 @@ describe("the OpenAPI document", () => {
     }
     // GraphQL checks its own request (docs/graphql.md): the only input without a module schema.
     expect(without.sort()).toEqual(["get /graphql query", "post /graphql body"]);
-    // 24, and PUT /v1/settings/underpayment-tolerance (README "Underpayment tolerance"), GET /v1/events (README "Event feed").
+    // 24, and PUT /v1/settings/underpayment-tolerance (docs/payments.md "Underpayment tolerance"), GET /v1/events (docs/payments.md "Event feed").
     expect(withValidator.length).toBe(26);
   });
 });

@@ -9,7 +9,7 @@ import { waitFor } from "../helpers/chain.js";
 import { readResponse } from "../helpers/clocked-api.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
-// Idempotency keys (README "Idempotency keys", issue 18): the `Idempotency-Key` header on POST /payments and the other
+// Idempotency keys (docs/payments.md "Idempotency keys", issue 18): the `Idempotency-Key` header on POST /payments and the other
 // API-key POSTs, and the `idempotencyKey` argument of GraphQL mutations, over HTTP on the real stack (Postgres, the
 // API on a socket). A retry gets the first response again (status, body, headers of its own); another body or
 // endpoint under the key is 409; keys are the API key's; concurrent requests with one key run the operation once

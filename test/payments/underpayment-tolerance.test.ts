@@ -9,7 +9,7 @@ import { paymentKit, type Shop } from "../helpers/payment-kit.js";
 import { PAYMENT_EVENTS } from "../../modules/webhooks/index.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
-// Underpayment tolerance (README "Underpayment tolerance") on the real stack: the merchant's setting over HTTP, payments
+// Underpayment tolerance (docs/payments.md "Underpayment tolerance") on the real stack: the merchant's setting over HTTP, payments
 // created over HTTP and paid short on Anvil, indexed by Ponder, detected and settled by the processors. A payment short
 // by no more than its tolerance completes with the shortfall on the row and in the payment.completed webhook; without
 // a tolerance, or short by more, it stays pending. The tolerance is fixed on the payment when it is created.

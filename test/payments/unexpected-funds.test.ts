@@ -307,6 +307,17 @@ describe("native coin on an open ERC-20 payment", () => {
       recoveredUnits: parseEther("0.3").toString(),
       gasTankFee: "0.1",
     });
+    // Each status change of the recovery has its audit row (modules/payments/transition.ts).
+    const { rows: trail } = await svc.deps.db.pool.query(
+      `SELECT from_status, to_status FROM fund_recovery_events WHERE recovery_id = $1 ORDER BY id`,
+      [fundsIn(done, zeroAddress).recovery.recoveryId],
+    );
+    expect(trail.map((t) => `${t.from_status}->${t.to_status}`)).toEqual([
+      "requested->signed",
+      "signed->sent",
+      "sent->mined",
+      "mined->recovered",
+    ]);
     const { rows: tank } = await svc.deps.db.pool.query(`SELECT sum(amount_micros)::text AS b FROM ledger_entries WHERE merchant_id = $1`, [
       owner.id,
     ]);

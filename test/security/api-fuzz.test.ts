@@ -29,7 +29,7 @@ import type { FuzzContext } from "./fuzz-specs.js";
 // query parameter and path id once (built from the route's body and query rules), plus random fast-check
 // combinations: malformed JSON, wrong types, NUL bytes, lone surrogates, deep and huge bodies, hostile query strings,
 // forged cursors and ids, odd content types, methods and keys, mostly with a valid key so they reach validation.
-// One request in three carries an Idempotency-Key (fresh, shared by every route, or invalid: README "Idempotency
+// One request in three carries an Idempotency-Key (fresh, shared by every route, or invalid: docs/payments.md "Idempotency
 // keys"). Every response: no 5xx (nor a GraphQL internal error), no stack trace or SQL in the body, nothing built to
 // be refused accepted, and no row written by a refused request (the app schema is hashed after every batch; the
 // "maybe valid" requests run one at a time). The kept idempotency responses are exempt from that (a refused request's

@@ -129,7 +129,7 @@ export function errorMessage(text: string): string {
 /**
  * Tables a request may change without having been accepted: rate-limit counters, failed-login counters (they
  * count refused requests by design), caches and heartbeats, and the responses kept for idempotency keys (a refused
- * request's final 4xx is kept by design: README "Idempotency keys"; api-fuzz.test.ts checks that table on its own).
+ * request's final 4xx is kept by design: docs/payments.md "Idempotency keys"; api-fuzz.test.ts checks that table on its own).
  */
 const isVolatile = (table: string) =>
   /^rate_limit/.test(table) || ["login_attempts", "processor_state", "token_metadata", "idempotency_keys"].includes(table);

@@ -336,7 +336,7 @@ export function restRoutes(ctx: FuzzContext): RouteGen[] {
       },
     ),
 
-    // The event feed (README "Event feed"): read-only (what the setup wrote is positioned before the run).
+    // The event feed (docs/payments.md "Event feed"): read-only (what the setup wrote is positioned before the run).
     getRoute(
       "GET /api/v1/events",
       "/api/v1/events",
@@ -350,7 +350,7 @@ export function restRoutes(ctx: FuzzContext): RouteGen[] {
     ),
     idRoute("GET /api/v1/events/:id", (id) => `/api/v1/events/${id}`, hostileId(uuids), 20, anyKey, main, { mustReject: false }),
 
-    // The merchant's settings (README "Underpayment tolerance")
+    // The merchant's settings (docs/payments.md "Underpayment tolerance")
     getRoute("GET /api/v1/settings/underpayment-tolerance", "/api/v1/settings/underpayment-tolerance", 10, noise, anyKey, main),
     ...bodyRoute(
       "PUT /api/v1/settings/underpayment-tolerance",

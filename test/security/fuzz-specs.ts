@@ -310,7 +310,7 @@ export function vaultUserSpec(ctx: FuzzContext): BodySpec {
   };
 }
 
-/** PUT /v1/settings/underpayment-tolerance (README "Underpayment tolerance"): `bps` 0..500, `amounts` per chain and token. */
+/** PUT /v1/settings/underpayment-tolerance (docs/payments.md "Underpayment tolerance"): `bps` 0..500, `amounts` per chain and token. */
 export function toleranceSpec(ctx: FuzzContext): BodySpec {
   const entry = { chainId: String(ctx.chainId), token: ctx.usdt, amount: "0.5" };
   return {
