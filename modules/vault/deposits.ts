@@ -1,22 +1,12 @@
-import type pg from "pg";
 import { z } from "zod";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import { firstIssue } from "../../core/zod-issues.js";
 import type { Caller } from "../merchants/index.js";
-import { enqueueVaultWebhook, type VaultWebhookEvent } from "../webhooks/index.js";
 import { vaultOfCaller } from "./config-access.js";
 import { externalUserIdField } from "./users.js";
-import {
-  DEPOSIT_STATUSES,
-  LISTED_DEPOSIT_STATUSES,
-  depositView,
-  depositWebhookData,
-  type Deposit,
-  type DepositRow,
-  type DepositStatus,
-} from "./serialize-deposit.js";
+import { DEPOSIT_STATUSES, LISTED_DEPOSIT_STATUSES, depositView, type Deposit, type DepositRow } from "./serialize-deposit.js";
 
 /** `limit` of GET /vault/v1/deposits (spec "Limits"). */
 export const DEPOSITS_DEFAULT_LIMIT = 50;
@@ -24,56 +14,6 @@ export const DEPOSITS_MAX_LIMIT = 100;
 
 /** A deposit with its user's external id, as every reader needs it. */
 export const DEPOSIT_SELECT = `SELECT d.*, u.external_user_id FROM vault_deposits d JOIN vault_users u ON u.id = d.vault_user_id`;
-
-/**
- * The one way a deposit changes status: locks the row, checks `from`, writes the new status with `set`
- * (column -> value), an audit row (`vault_deposit_events`) and, with `event`, the Vault webhook in the outbox,
- * all in the caller's transaction. Returns the updated row, or null when the deposit was not in `from`
- * (someone else moved it: nothing is written, so a repeated pass changes nothing twice).
- */
-export async function transitionDeposit(
-  client: pg.PoolClient,
-  id: string,
-  t: {
-    from: readonly DepositStatus[];
-    to: DepositStatus;
-    reason: string;
-    now: number;
-    set?: Record<string, unknown>;
-    /** Vault webhook; sent once per deposit and event (dedupe key `event:depositId`, unless `dedupeKey`). */
-    event?: VaultWebhookEvent;
-    dedupeKey?: string;
-    data?: Record<string, unknown>;
-  },
-): Promise<DepositRow | null> {
-  const cur = await client.query<{ status: DepositStatus }>(`SELECT status FROM vault_deposits WHERE id = $1 FOR UPDATE`, [id]);
-  const from = cur.rows[0]?.status;
-  if (!from || !t.from.includes(from)) return null;
-  const set = Object.entries(t.set ?? {});
-  const assignments = set.map(([col, _], i) => `${col} = $${i + 4}`);
-  await client.query(`UPDATE vault_deposits SET status = $2, updated_at = $3${assignments.map((a) => `, ${a}`).join("")} WHERE id = $1`, [
-    id,
-    t.to,
-    new Date(t.now),
-    ...set.map(([, v]) => v),
-  ]);
-  await client.query(
-    `INSERT INTO vault_deposit_events (deposit_id, from_status, to_status, reason, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [id, from, t.to, t.reason, t.data ? JSON.stringify(t.data) : null, new Date(t.now)],
-  );
-  const row = (await client.query<DepositRow>(`${DEPOSIT_SELECT} WHERE d.id = $1`, [id])).rows[0]!;
-  if (t.event)
-    await enqueueVaultWebhook(client, {
-      merchantId: row.merchant_id,
-      vaultId: row.vault_id,
-      depositId: row.id,
-      event: t.event,
-      data: depositWebhookData(row, t.now),
-      dedupeKey: t.dedupeKey ?? `${t.event}:${row.id}`,
-      now: t.now,
-    });
-  return row;
-}
 
 /** Retry delay after the n-th failed sweep attempt in a row: 30 s, 1 min, 2 min, … capped at 1 hour. */
 export function retryDelayMs(attempts: number): number {

@@ -7,7 +7,7 @@ import { withTransaction } from "../../db/client.js";
 import { tokenMetadata, vaultConfigs, vaultDeposits, vaultTokens, vaultUsers, watchedAddresses } from "../../db/schema.js";
 import { isTransportError, readContractMetadata } from "../pricing/index.js";
 import type { VaultScreening } from "./screening.js";
-import { transitionDeposit } from "./deposits.js";
+import { transitionDeposit } from "./transition.js";
 import type { DepositHold } from "./serialize-deposit.js";
 import { VAULT_ACTIVE_CHAINS } from "./types.js";
 

@@ -3,7 +3,8 @@ export { vaultOfCaller } from "./config-access.js";
 export { listMerchantVaults, rebindVault, setVaultFee } from "./config-operator.js";
 export { tokenToEnableBody, tokenToRemoveBody } from "./config-parse.js";
 export { createVault, createVaultBody, getVault, updateVault, updateVaultBody } from "./config.js";
-export { listVaultDeposits, requestDepositRecovery, transitionDeposit, vaultDepositsQuery } from "./deposits.js";
+export { listVaultDeposits, requestDepositRecovery, vaultDepositsQuery } from "./deposits.js";
+export { transitionDeposit } from "./transition.js";
 export { confirmedTip, readVaultDepositCursor, recordVaultDeposits, vaultConfirmations } from "./detect-deposits.js";
 export {
   merchantVault,

@@ -10,10 +10,10 @@ import { GasCapError, GasEstimateError, type BroadcastHooks, type TxSender } fro
 import { withTransaction } from "../../db/client.js";
 import { erc20Abi } from "../../abis/erc20.js";
 import { confirmedTip, depositFee, isBelowMinimum, readVaultDepositCursor, vaultConfirmations } from "./detect-deposits.js";
-import { retryDelayMs, transitionDeposit } from "./deposits.js";
+import { retryDelayMs } from "./deposits.js";
 import type { DepositRow } from "./serialize-deposit.js";
 import type { VaultScreening } from "./screening.js";
-import { transitionSweep } from "./transition.js";
+import { transitionDeposit, transitionSweep } from "./transition.js";
 import { debitVaultSweepFee, gasTankBalance, refundVaultSweepFee } from "../gas-tank/index.js";
 import { usdt } from "../gas-tank/index.js";
 import { customSweepCharge, paysOwnGas } from "./sweep-charge.js";
