@@ -55,23 +55,34 @@ export async function settlementFeeCharged(db: Q, paymentId: string): Promise<bi
   return BigInt(rows[0].d);
 }
 
+/**
+ * A one-time debit of `micros` for the operation `reference` names, and its refund (`refundReference`, the debit
+ * negated): each at most once, by the unique `reference`. A refund of a debit that was never written writes nothing.
+ */
+async function debitOnce(db: Q, kind: string, e: { merchantId: string; chainId: number; reference: string }, micros: bigint) {
+  await db.query(
+    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (reference) DO NOTHING`,
+    [e.merchantId, kind, (-micros).toString(), e.chainId, e.reference],
+  );
+}
+async function refundOnce(db: Q, kind: string, debitReference: string, refundReference: string) {
+  await db.query(
+    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference)
+     SELECT merchant_id, $1, -amount_micros, chain_id, $3 FROM ledger_entries WHERE reference = $2
+     ON CONFLICT (reference) DO NOTHING`,
+    [kind, debitReference, refundReference],
+  );
+}
+
 /** Debits a recovery's fee (modules/payments/recovery-fee.ts): once per recovery, whatever re-signing follows. */
 export async function debitRecoveryFee(db: Q, r: { id: string; merchantId: string; chainId: number }, micros: bigint) {
-  await db.query(
-    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference) VALUES ($1, 'recovery_fee', $2, $3, $4)
-     ON CONFLICT (reference) DO NOTHING`,
-    [r.merchantId, (-micros).toString(), r.chainId, `recovery-fee:${r.id}`],
-  );
+  await debitOnce(db, "recovery_fee", { ...r, reference: `recovery-fee:${r.id}` }, micros);
 }
 
 /** Gives a recovery's fee back (its transaction was dropped, never mined, and it is refused when signed again): once. */
 export async function refundRecoveryFee(db: Q, recoveryId: string) {
-  await db.query(
-    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference)
-     SELECT merchant_id, 'recovery_refund', -amount_micros, chain_id, 'recovery-refund:' || $1 FROM ledger_entries WHERE reference = 'recovery-fee:' || $1
-     ON CONFLICT (reference) DO NOTHING`,
-    [recoveryId],
-  );
+  await refundOnce(db, "recovery_refund", `recovery-fee:${recoveryId}`, `recovery-refund:${recoveryId}`);
 }
 
 /**
@@ -79,19 +90,10 @@ export async function refundRecoveryFee(db: Q, recoveryId: string) {
  * that stores the signed sweep: once per sweep transaction.
  */
 export async function debitVaultSweepFee(db: Q, s: { sweepId: string; merchantId: string; chainId: number }, micros: bigint) {
-  await db.query(
-    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference) VALUES ($1, 'vault_sweep_fee', $2, $3, $4)
-     ON CONFLICT (reference) DO NOTHING`,
-    [s.merchantId, (-micros).toString(), s.chainId, `vault-sweep-fee:${s.sweepId}`],
-  );
+  await debitOnce(db, "vault_sweep_fee", { ...s, reference: `vault-sweep-fee:${s.sweepId}` }, micros);
 }
 
 /** Gives a Vault sweep's fee back (its transaction was dropped: it never mined, no gas was spent): once. */
 export async function refundVaultSweepFee(db: Q, sweepId: string) {
-  await db.query(
-    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, chain_id, reference)
-     SELECT merchant_id, 'vault_sweep_refund', -amount_micros, chain_id, 'vault-sweep-refund:' || $1 FROM ledger_entries WHERE reference = 'vault-sweep-fee:' || $1
-     ON CONFLICT (reference) DO NOTHING`,
-    [sweepId],
-  );
+  await refundOnce(db, "vault_sweep_refund", `vault-sweep-fee:${sweepId}`, `vault-sweep-refund:${sweepId}`);
 }

@@ -146,6 +146,7 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: 
   }));
   const data = encodeSweep(requests);
   const paymentIds = rows.map((p) => p.id);
+  let settlementId = ""; // set by `record`, read by `sent`
   await sender.sendTransaction({
     to: chain.factory!,
     data,
@@ -168,10 +169,11 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: 
     // The signed bytes and the withdraw requests this sweep takes, in one transaction: a request is `withdrawing`
     // exactly when a stored sweep covers it.
     record: async (client, tx) => {
-      await client.query(
-        `INSERT INTO settlements (chain_id, signer, nonce, tx_hash, raw_tx, payment_ids, status) VALUES ($1, $2, $3, $4, $5, $6, 'signed')`,
+      const { rows: stored } = await client.query<{ id: string }>(
+        `INSERT INTO settlements (chain_id, signer, nonce, tx_hash, raw_tx, payment_ids, status) VALUES ($1, $2, $3, $4, $5, $6, 'signed') RETURNING id`,
         [tx.chainId, tx.from, tx.nonce, tx.hash, tx.rawTx, paymentIds],
       );
+      settlementId = stored[0]!.id;
       for (const p of rows.filter((r) => r.status === "withdraw_request")) {
         const taken = await transition(client, p.id, {
           from: ["withdraw_request"],
@@ -182,12 +184,11 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, rows: 
         if (!taken) throw new Error(`withdraw request ${p.id} changed under its lock`);
       }
     },
+    // Called after `record` committed, in the same sendTransaction.
     sent: async (tx) => {
-      const { rows } = await deps.db.pool.query<{ id: string }>(`SELECT id FROM settlements WHERE tx_hash = $1`, [tx.hash]);
-      if (rows[0])
-        await withTransaction(deps.db, (client) =>
-          transitionSettlement(client, rows[0]!.id, { from: ["signed"], to: "sent", reason: `broadcast ${tx.hash}`, now: deps.now() }),
-        );
+      await withTransaction(deps.db, (client) =>
+        transitionSettlement(client, settlementId, { from: ["signed"], to: "sent", reason: `broadcast ${tx.hash}`, now: deps.now() }),
+      );
     },
   });
 }

@@ -453,6 +453,7 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
   const data = encodeSweep(requests);
   const deposits = plans.flatMap((p) => p.deposits.map((d) => ({ d, fee: p.fees.get(d.id)! })));
   const ids = deposits.map((x) => x.d.id);
+  let sweepId = ""; // set by `record`, read by `sent`
   await sender.sendTransaction({
     to: chain.factory!,
     data,
@@ -486,7 +487,7 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
          VALUES ($1, $2, $3, $4, $5, $6, 'signed', $7, $7) RETURNING id`,
         [tx.chainId, tx.from, tx.nonce, tx.hash, tx.rawTx, ids, new Date(deps.now())],
       );
-      const sweepId = rows[0]!.id;
+      sweepId = rows[0]!.id;
       const charged = plans[0]!.charge;
       if (charged !== undefined)
         await debitVaultSweepFee(client, { sweepId, merchantId: plans[0]!.deposits[0]!.merchant_id, chainId: chain.chainId }, charged);
@@ -500,12 +501,11 @@ async function sweep(deps: AppDeps, chain: ActiveChain, sender: TxSender, plans:
           data: { txHash: tx.hash, ...(plans[0]!.charge !== undefined && { gasTankFeeMicros: plans[0]!.charge.toString() }) },
         });
     },
+    // Called after `record` committed, in the same sendTransaction.
     sent: async (tx) => {
-      const { rows } = await deps.db.pool.query<{ id: string }>(`SELECT id FROM vault_sweeps WHERE tx_hash = $1`, [tx.hash]);
-      if (rows[0])
-        await withTransaction(deps.db, (client) =>
-          transitionSweep(client, rows[0]!.id, { from: ["signed"], to: "sent", reason: `broadcast ${tx.hash}`, now: deps.now() }),
-        );
+      await withTransaction(deps.db, (client) =>
+        transitionSweep(client, sweepId, { from: ["signed"], to: "sent", reason: `broadcast ${tx.hash}`, now: deps.now() }),
+      );
     },
   });
 }
