@@ -1,6 +1,6 @@
 import { index, onchainTable } from "ponder";
 
-// Chain facts only. Everything the service decides lives in the `app` schema (db/schema.ts).
+// Chain facts only. Everything the service decides lives in the `app` schema (app.schema.ts gathers its tables).
 // Columns are snake_case in Postgres (chain_id, block_number, ...); addresses are lowercase hex.
 
 /** Every ERC-20 Transfer of a supported token. Processors match `to` against deposit addresses. */

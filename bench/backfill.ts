@@ -10,7 +10,7 @@ import { encodeFunctionData, type Hex } from "viem";
 import { logSpammerAbi } from "../abis/LogSpammer.js";
 import { testTokenAbi } from "../abis/TestToken.js";
 import { startApiServer } from "../api/server.js";
-import { createDeps } from "../core/deps.js";
+import { createDeps } from "../app/deps.js";
 import { migrate } from "../db/migrate.js";
 import { detector } from "../processors/detector.js";
 import { startProcessors } from "../processors/runner.js";

@@ -9,7 +9,7 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createDeps } from "../core/deps.js";
+import { createDeps } from "../app/deps.js";
 import { migrate } from "../db/migrate.js";
 import { guardChild, stopChild } from "../local/child.js";
 import { freePort } from "../local/ports.js";

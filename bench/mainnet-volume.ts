@@ -12,7 +12,7 @@ import pg from "pg";
 import { createWalletClient, http, type Hex } from "viem";
 import { testTokenAbi } from "../abis/TestToken.js";
 import { viemChain } from "../chains/clients.js";
-import { createDeps } from "../core/deps.js";
+import { createDeps } from "../app/deps.js";
 import { migrate } from "../db/migrate.js";
 import { LOCAL_ROLES } from "../local/accounts.js";
 import { startBaselinePonder } from "./lib/baseline-ponder.js";

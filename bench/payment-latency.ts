@@ -10,7 +10,7 @@ import { testTokenAbi } from "../abis/TestToken.js";
 import { startApiServer } from "../api/server.js";
 import { migrate } from "../db/migrate.js";
 import { viemChain } from "../chains/clients.js";
-import { createDeps } from "../core/deps.js";
+import { createDeps } from "../app/deps.js";
 import { createApiKey, createMerchant } from "../modules/merchants/index.js";
 import { startStack } from "../local/stack.js";
 import { allProcessors } from "../processors/index.js";

@@ -13,14 +13,11 @@ import { Agent, request } from "undici";
 import type { AppDeps } from "../core/deps.js";
 import { createDb, withTransaction, type Db } from "../db/client.js";
 import { migrate } from "../db/migrate.js";
-import { createDeps } from "../core/deps.js";
+import { createDeps } from "../app/deps.js";
 import { createApiKey, createMerchant } from "../modules/merchants/index.js";
-import { putWebhookConfig } from "../modules/webhooks/index.js";
-import { createWebhookDispatcher } from "../modules/webhooks/index.js";
-import { enqueuePaymentWebhook } from "../modules/webhooks/index.js";
-import { webhookHeaders } from "../modules/webhooks/index.js";
+import { putWebhookConfig, createWebhookDispatcher, enqueuePaymentWebhook, webhookHeaders } from "../modules/webhooks/index.js";
 import { startEmbeddedPostgres } from "../local/postgres.js";
-import { selfSignedCert } from "../test/webhooks/helpers/tls.js";
+import { selfSignedCert } from "../test/modules/webhooks/helpers/tls.js";
 
 const { values } = parseArgs({
   options: { n: { type: "string" }, concurrency: { type: "string" }, replicas: { type: "string" }, rounds: { type: "string" } },

@@ -2,17 +2,29 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { createDb } from "../db/client.js";
 import { migrate } from "../db/migrate.js";
-import { createApiKey, createMerchant, listMerchants, setMerchantType, type MerchantType } from "../modules/merchants/index.js";
-import { attachMerchant, createAgent, requireAgent, setAgentTerms } from "../modules/agents/index.js";
-import { agentBalances, referredMerchants } from "../modules/agents/index.js";
-import { listWithdrawals } from "../modules/agents/index.js";
-import { listApiKeys, revokeApiKey, rollApiKey } from "../modules/merchants/index.js";
-import { createTerminal, deleteTerminal, listTerminals } from "../modules/terminals/index.js";
-import { createCashier, deleteCashier, listCashiers } from "../modules/terminals/index.js";
+import {
+  createApiKey,
+  createMerchant,
+  listMerchants,
+  setMerchantType,
+  type MerchantType,
+  listApiKeys,
+  revokeApiKey,
+} from "../modules/merchants/index.js";
+import {
+  attachMerchant,
+  createAgent,
+  requireAgent,
+  setAgentTerms,
+  agentBalances,
+  referredMerchants,
+  listWithdrawals,
+} from "../modules/agents/index.js";
+import { rollApiKey } from "../flows/roll-api-key.js";
+import { createTerminal, deleteTerminal, listTerminals, createCashier, deleteCashier, listCashiers } from "../modules/terminals/index.js";
 import { loadConfig } from "../core/config.js";
 import { DATA_DIR, readStackInfo } from "../local/stack-info.js";
-import { withdrawPayment } from "../modules/payments/index.js";
-import { cancelPayment } from "../modules/payments/index.js";
+import { withdrawPayment, cancelPayment } from "../modules/payments/index.js";
 import { recoverFunds } from "../flows/payment-views.js";
 import { publicClients } from "../chains/clients.js";
 import { activeChains } from "../chains/runtime.js";

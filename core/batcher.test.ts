@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { batcher, type BatchOptions } from "./batcher.js";
 
-// The batcher alone, over a plain statement of its own (test/payments/create-batch.test.ts runs the real ones).
+// The batcher alone, over a plain statement of its own (test/modules/payments/create-batch.test.ts runs the real ones).
 
 /** An error of the kind a batch may be split for (as a Postgres data error), or not (as a lost connection). */
 class Refused extends Error {

@@ -1,7 +1,3 @@
-import { publicClients } from "../chains/clients.js";
-import { activeChains } from "../chains/runtime.js";
-import { createDb } from "../db/client.js";
-import { loadConfig } from "./config.js";
 import type { PublicClient } from "viem";
 import type { ActiveChain } from "../chains/runtime.js";
 import type { Db } from "../db/client.js";
@@ -29,23 +25,3 @@ export type Merchant = {
   /** Its referring agent (null: none); undefined when the lookup did not read it (quote.ts reads it then). */
   agent?: MerchantAgent | null;
 };
-
-/** Builds the dependencies of the API and processors from the environment. */
-export function createDeps(opts: { env?: Record<string, string | undefined>; config?: Config; now?: () => number } = {}): AppDeps {
-  const env = opts.env ?? process.env;
-  const config = opts.config ?? loadConfig(env);
-  if (!config.DATABASE_URL) throw new Error("DATABASE_URL is not set");
-  const chains = activeChains(env);
-  return {
-    db: createDb({
-      url: config.DATABASE_URL,
-      schema: config.APP_SCHEMA,
-      viewsSchema: config.PONDER_VIEWS_SCHEMA,
-      max: config.DATABASE_POOL_SIZE,
-    }),
-    config,
-    chains,
-    clients: publicClients(chains),
-    now: opts.now ?? Date.now,
-  };
-}

@@ -4,7 +4,7 @@ import type { Hex } from "viem";
 import type * as onchain from "../ponder.schema.js";
 
 // The views Ponder publishes (`--views-schema`, PONDER_VIEWS_SCHEMA) as drizzle views, so processors
-// query chain facts with the query builder next to the app's tables (db/schema.ts), as Ponder's
+// query chain facts with the query builder next to the app's tables (app.schema.ts), as Ponder's
 // `with-offchain` example merges its onchain schema into an app's drizzle client. The schema name
 // is chosen at runtime, so the views are built per name. `.existing()`: Ponder creates them, never
 // a migration. Column names are Ponder's: snake_case of the ponder.schema.ts property names.

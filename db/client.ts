@@ -1,12 +1,12 @@
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { chainViews, type ChainViews } from "./chain-views.js";
-import * as schema from "./schema.js";
 
 // numeric(78,0) and int8 come back as strings: money never passes through a float.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
 
-export type Orm = NodePgDatabase<typeof schema>;
+// No relational schema: tables are imported where used (each module owns its own, modules/<m>/schema.ts).
+export type Orm = NodePgDatabase;
 
 export type Db = {
   pool: pg.Pool;
@@ -37,7 +37,7 @@ export function createDb(opts: DbOptions): Db {
   });
   // An idle client's error (server restart) must not crash the process; the pool replaces it.
   pool.on("error", () => {});
-  const orm = drizzle(pool, { schema });
+  const orm = drizzle(pool);
   return { pool, orm, schema: appSchema, viewsSchema, views: chainViews(viewsSchema), close: () => pool.end() };
 }
 

@@ -3,9 +3,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { generateDrizzleJson, generateMigration } from "drizzle-kit/api";
 import { describe, expect, it } from "vitest";
-import * as schema from "./schema.js";
+import * as schema from "../app.schema.js";
 
-// `npm run db:generate` (drizzle-kit generate) diffs db/schema.ts against the latest snapshot in db/migrations/meta and
+// `npm run db:generate` (drizzle-kit generate) diffs the schema (app.schema.ts gathers every schema file) against the latest snapshot in db/migrations/meta and
 // writes what differs as the next migration: it must find nothing, or the next person to add a column ships a
 // migration that re-creates what exists. (test/db/migrations.test.ts checks that the SQL migrations build what that
 // snapshot describes.)
@@ -57,10 +57,10 @@ describe("db/migrations/meta", () => {
     expect(latest.idx).toBe(journal.entries.at(-1)!.idx);
   });
 
-  it("db:generate would write nothing: the latest snapshot is db/schema.ts", async () => {
+  it("db:generate would write nothing: the latest snapshot is the schema", async () => {
     const current = generateDrizzleJson(schema as Record<string, unknown>, latest.json.id);
     // A table or column on one side only: drizzle-kit would ask on a terminal whether it was renamed (the test would
-    // wait for an answer), so they are named here first. Declare it in db/schema.ts and run `npm run db:generate`.
+    // wait for an answer), so they are named here first. Declare it in its schema.ts and run `npm run db:generate`.
     expect(names(current as Record<string, unknown>)).toEqual(names(latest.json));
     expect(await generateMigration(latest.json, current as never)).toEqual([]);
   });

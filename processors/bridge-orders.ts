@@ -1,7 +1,7 @@
-import { runBridgeOrders } from "../modules/bridge/index.js";
+import { runBridgeOrders } from "../flows/bridge-orders.js";
 import { defineProcessor } from "./runner.js";
 
-/** Follows cross-chain orders at the provider and cancels those left unfilled for 5 minutes (modules/bridge/poll.ts). */
+/** Follows cross-chain orders at the provider and cancels those left unfilled for 5 minutes (modules/bridge/poll.ts, flows/bridge-orders.ts). */
 export function bridgeOrders() {
   return defineProcessor({
     name: "bridge-orders",

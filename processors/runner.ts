@@ -2,6 +2,7 @@ import type { AppDeps } from "../core/deps.js";
 import { logger, type Logger } from "../core/log.js";
 import { processorLastPass, processorPassDuration, processorPassErrors } from "../core/metrics.js";
 import { indexerProgress } from "../db/indexer-status.js";
+import { writeProcessorState } from "../db/processor-state.js";
 
 /**
  * A background job: `run` does one pass and must be safe to repeat (crash, replica, restart).
@@ -67,13 +68,7 @@ const intervalOf = (p: Processor, deps: AppDeps) => (typeof p.intervalMs === "fu
 
 /** The processor's last pass (its error, if any) and its interval, from which GET /health bounds its next one. */
 async function heartbeat(deps: AppDeps, p: Processor, error?: string) {
-  await deps.db.pool
-    .query(
-      `INSERT INTO processor_state (key, value, updated_at) VALUES ($1, $2, now())
-       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-      [`heartbeat:${p.name}`, JSON.stringify({ error: error ?? null, intervalMs: intervalOf(p, deps) })],
-    )
-    .catch(() => {});
+  await writeProcessorState(deps.db.pool, `heartbeat:${p.name}`, { error: error ?? null, intervalMs: intervalOf(p, deps) }).catch(() => {});
 }
 
 /**

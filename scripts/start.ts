@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { migrate } from "../db/migrate.js";
 import { startApiServer } from "../api/server.js";
-import { createDeps } from "../core/deps.js";
+import { createDeps } from "../app/deps.js";
 import { logger } from "../core/log.js";
 import { createApiKey, createMerchant } from "../modules/merchants/index.js";
 import { startStack } from "../local/stack.js";

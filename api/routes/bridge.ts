@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../../core/deps.js";
-import type { TakeToken } from "../../modules/bridge/index.js";
 import {
+  type TakeToken,
   paymentOrders,
   readBridgeOrderBody,
   readBridgeQuoteQuery,
-  reportBridgeTx,
   startBridgePayment,
 } from "../../modules/bridge/index.js";
+import { reportBridgeTx } from "../../flows/bridge-orders.js";
 import type { AppEnv } from "../context.js";
 import { errorsAs } from "../errors.js";
 import { jsonBody, queryOf } from "../middleware/input.js";

@@ -1,2 +1,3 @@
 // The addresses module's one door: other code imports only this file.
-export { registerAddress } from "./registry.js";
+export { reassignAddress, registerAddress, watchedOwner, type WatchedKind } from "./registry.js";
+export { watchedAddresses } from "./schema.js";

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Db } from "../../db/client.js";
 import { Conflict, Forbidden, Invalid, NotFound } from "../../core/errors.js";
 import type { AppDeps, MerchantAgent } from "../../core/deps.js";
-import { authenticate, type Caller } from "../merchants/index.js";
+import { authenticate, type Caller, setMerchantAgent } from "../merchants/index.js";
 import { firstIssue } from "../../core/zod-issues.js";
 import { MARKUP_MESSAGE, UPDATE_ORDER, updateAgentBody } from "./bodies.js";
 
@@ -119,11 +119,7 @@ export async function agentByReferralCode(db: Pick<pg.Pool, "query">, code: stri
 export async function attachMerchant(db: Db, merchantId: string, agentId: string, opts: { replace?: boolean } = {}): Promise<void> {
   if (merchantId === agentId) throw new Invalid("An agent cannot refer its own account");
   await requireAgent(db.pool, agentId);
-  const { rowCount } = await db.pool.query(
-    `UPDATE merchants SET agent_id = $2 WHERE id = $1 AND (agent_id IS NULL OR agent_id = $2 OR $3)`,
-    [merchantId, agentId, opts.replace === true],
-  );
-  if (!rowCount) {
+  if (!(await setMerchantAgent(db.pool, merchantId, agentId, opts.replace === true))) {
     const exists = await db.pool.query(`SELECT 1 FROM merchants WHERE id = $1`, [merchantId]);
     if (!exists.rowCount) throw new NotFound("Merchant not found");
     throw new Conflict("Merchant is referred by another agent");

@@ -1,4 +1,4 @@
-import { agentWithdrawals } from "../../db/schema.js";
+import { agentWithdrawals } from "./schema.js";
 import { statusMachine, type Moves } from "../../db/status-machine.js";
 
 export const WITHDRAWAL_STATUSES = ["requested", "signed", "sent", "mined", "reverted", "paid", "failed"] as const;

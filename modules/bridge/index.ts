@@ -11,7 +11,9 @@ export {
   bridgeQuoteQuery,
   type BridgeQuoteView,
   EXPIRY_EXTENSION_MS,
+  type OrderDeps,
   ORDER_OF_ANOTHER,
+  type PaymentExpiry,
   paymentOrders,
   readBridgeOrderBody,
   readBridgeQuoteQuery,
@@ -22,4 +24,5 @@ export { applyCancelOutcome, AUTO_CANCEL_MS, CANCEL_RETRY_MS, MAX_CANCEL_REVERTS
 export { PROVIDER_ORDER_STATUSES } from "./provider.js";
 export { QUOTE_CACHE_TTL_MS } from "./quote-cache.js";
 export { type BridgeRef, bridgeRefOf, bridgeRefsOf } from "./refs.js";
-export { BRIDGE_ORDER_STATUSES, IN_FLIGHT_SQL } from "./transition.js";
+export { BRIDGE_ORDER_STATUSES, orderInFlight } from "./transition.js";
+export { bridgeOrders } from "./schema.js";

@@ -35,6 +35,14 @@ export const ORDER_OF_ANOTHER = "Bridge order belongs to another payment";
 
 type BridgeDeps = Pick<AppDeps, "db" | "config" | "now">;
 
+/**
+ * What an order placed does to its payment, which the payments module writes (flows/bridge-orders.ts hands it in):
+ * a pending payment gets `byMs` more, in the transaction holding its row.
+ */
+export type PaymentExpiry = (client: pg.PoolClient, paymentId: string, byMs: number, now: number) => Promise<void>;
+/** The deps of what may move an order out of `quoted`. */
+export type OrderDeps = BridgeDeps & { extendPaymentExpiry: PaymentExpiry };
+
 /** GET /api/payments/{paymentId}/bridge/quote `?srcChainId&srcToken[&payer]`. */
 export const bridgeQuoteQuery = z.object({
   srcChainId: z
@@ -268,7 +276,7 @@ export type BridgeOrderView = ReturnType<typeof orderView>;
  * const r = await reportBridgeTx(deps, paymentId, "0x5c50…9e1f", take); // r.orders[0].status === "created"
  */
 export async function reportBridgeTx(
-  deps: BridgeDeps,
+  deps: OrderDeps,
   paymentId: string,
   txHash: string,
   take: TakeToken,
@@ -338,7 +346,7 @@ export function targetStatus(o: Pick<BridgeOrderRow, "status">, s: ProviderOrder
  * @example await applyProviderStatus(deps, order, "ClaimedOrderCancel"); // cancel_sent -> cancelled, with its event row
  */
 export async function applyProviderStatus(
-  deps: BridgeDeps,
+  deps: OrderDeps,
   o: BridgeOrderRow,
   s: ProviderOrderStatus,
   opts: { txHash?: string; reason?: string } = {},
@@ -357,20 +365,11 @@ export async function applyProviderStatus(
       set.reported_at = new Date(now);
       if (opts.txHash) set.create_tx_hash = opts.txHash;
       const moved = await transitionOrder(client, o.id, { from: ["quoted"], to, reason: opts.reason ?? `payer's order ${s}`, set, now });
-      if (moved && rows[0]?.status === "pending") await extendExpiry(client, rows[0], now);
+      if (moved && rows[0]?.status === "pending") await deps.extendPaymentExpiry(client, o.payment_id, EXPIRY_EXTENSION_MS, now);
       return moved;
     }
     return transitionOrder(client, o.id, { from: [o.status], to, reason: opts.reason ?? `provider: ${s}`, set, now });
   });
-}
-
-/** `expiresAt` + 15 minutes (spec), on the locked payment row. */
-async function extendExpiry(client: pg.PoolClient, p: PaymentRow, now: number) {
-  await client.query(`UPDATE payments SET expires_at = $2, updated_at = $3 WHERE id = $1`, [
-    p.id,
-    new Date(p.expires_at.getTime() + EXPIRY_EXTENSION_MS),
-    new Date(now),
-  ]);
 }
 
 /**

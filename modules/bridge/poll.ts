@@ -10,7 +10,7 @@ import { withTransaction } from "../../db/client.js";
 import { bridgeAuthority } from "./authority.js";
 import { cancelRefusal } from "./cancel-check.js";
 import { bridgeFromConfig } from "./dln.js";
-import { applyProviderStatus } from "./orders.js";
+import { applyProviderStatus, type PaymentExpiry } from "./orders.js";
 import type { BridgeProvider } from "./provider.js";
 import { LIVE, transitionOrder, type BridgeOrderRow } from "./transition.js";
 
@@ -60,7 +60,7 @@ export type BridgePassStats = { adopted: number; moved: number; cancelsSent: num
  * Without BRIDGE_API_URL it does nothing.
  * @example await runBridgeOrders(deps); // { adopted: 0, moved: 1, cancelsSent: 0 }
  */
-export async function runBridgeOrders(deps: AppDeps): Promise<BridgePassStats> {
+export async function runBridgeOrders(deps: AppDeps & { extendPaymentExpiry: PaymentExpiry }): Promise<BridgePassStats> {
   const stats: BridgePassStats = { adopted: 0, moved: 0, cancelsSent: 0 };
   const bridge = bridgeFromConfig(deps.config);
   if (!bridge) return stats;
@@ -87,7 +87,11 @@ async function statusOf(bridge: BridgeProvider, id: string) {
 
 type Budget = { left: number };
 
-async function adoptQuotes(deps: AppDeps, bridge: BridgeProvider, budget: Budget): Promise<number> {
+async function adoptQuotes(
+  deps: AppDeps & { extendPaymentExpiry: PaymentExpiry },
+  bridge: BridgeProvider,
+  budget: Budget,
+): Promise<number> {
   if (budget.left <= 0) return 0;
   const now = deps.now();
   const { rows } = await deps.db.pool.query<BridgeOrderRow>(
@@ -108,7 +112,7 @@ async function adoptQuotes(deps: AppDeps, bridge: BridgeProvider, budget: Budget
   return adopted;
 }
 
-async function pollLive(deps: AppDeps, bridge: BridgeProvider, budget: Budget): Promise<number> {
+async function pollLive(deps: AppDeps & { extendPaymentExpiry: PaymentExpiry }, bridge: BridgeProvider, budget: Budget): Promise<number> {
   const now = new Date(deps.now());
   // One request of a pass is kept for adoption (when the pass has two), so unreported orders are never starved.
   const limit = Math.min(BATCH, budget.left > 1 ? budget.left - 1 : budget.left);

@@ -1,6 +1,8 @@
+import { and, eq, inArray, or, type SQL } from "drizzle-orm";
 import type pg from "pg";
+import { bridgeOrders } from "./schema.js";
 
-/** Bridge order statuses (db/schema.ts bridgeOrders). */
+/** Bridge order statuses (schema.ts bridgeOrders). */
 export const BRIDGE_ORDER_STATUSES = ["quoted", "created", "fulfilled", "claimed_unlock", "cancel_sent", "cancelled", "failed"] as const;
 export type BridgeOrderStatus = (typeof BRIDGE_ORDER_STATUSES)[number];
 
@@ -30,6 +32,12 @@ export const ORDER_TRANSITIONS: Record<BridgeOrderStatus, readonly BridgeOrderSt
  */
 export const IN_FLIGHT_SQL = `(bridge_orders.status IN ('created', 'fulfilled', 'failed')
   OR (bridge_orders.status = 'cancel_sent' AND bridge_orders.cancel_tx_status IN ('signed', 'sent')))`;
+/** IN_FLIGHT_SQL as a typed condition on `bridgeOrders`, for other modules' queries (no SQL text leaves the module). */
+export const orderInFlight = (): SQL =>
+  or(
+    inArray(bridgeOrders.status, ["created", "fulfilled", "failed"]),
+    and(eq(bridgeOrders.status, "cancel_sent"), inArray(bridgeOrders.cancelTxStatus, ["signed", "sent"])),
+  )!;
 /** Orders the processor follows at the provider. */
 export const LIVE: readonly BridgeOrderStatus[] = ["created", "fulfilled", "cancel_sent", "failed"];
 

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { Invalid } from "../../core/errors.js";
 import { InvalidAmountError, parseAmount } from "../../core/money.js";
+import { setMerchantGasTankAlert } from "../merchants/index.js";
 import { GAS_TANK_DECIMALS } from "./usdt.js";
 
 // The low-balance alert of the dashboard (`merchants.gas_tank_alert_micros`): the Gas Tank screen warns when
@@ -39,7 +40,7 @@ export async function gasTankAlert(db: Q, merchantId: string): Promise<bigint | 
 
 /** Sets (or with null clears) the merchant's threshold. */
 export async function setGasTankAlert(db: Q, merchantId: string, micros: bigint | null): Promise<void> {
-  await db.query(`UPDATE merchants SET gas_tank_alert_micros = $2 WHERE id = $1`, [merchantId, micros === null ? null : micros.toString()]);
+  await setMerchantGasTankAlert(db, merchantId, micros);
 }
 
 /** Whether the balance calls for the warning: strictly below a set threshold. */

@@ -4,7 +4,7 @@ import { isReceiptNotFound } from "../../chains/tx-sender.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { gasTankAddresses, ledgerEntries } from "../../db/schema.js";
+import { gasTankAddresses, ledgerEntries } from "./schema.js";
 import { GAS_TANK_DECIMALS, gasTankTokens } from "./usdt.js";
 
 const CREDIT_BATCH = 1000;

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { toEventSelector } from "viem";
 import type { Db } from "../../db/client.js";
 import { indexerProgress } from "../../db/indexer-status.js";
+import { readProcessorState, writeProcessorState } from "../../db/processor-state.js";
 
 // Bounds Ponder's sync store (`ponder_sync`). The wildcard Transfer filter (ponder.config.ts `Token`) makes Ponder
 // store every Transfer log of the chain, and the transaction of each, when it backfills (sync-historical) and when
@@ -15,7 +16,7 @@ import { indexerProgress } from "../../db/indexer-status.js";
 // - Ponder never deletes from the store and inserts a log together with its block and transaction in one
 //   transaction (`ON CONFLICT DO NOTHING`).
 // - A transaction with no log left (and no trace) is never read: our config has log filters only, no
-//   transaction, transfer, block or trace filters (test/indexing/sync-prune.test.ts checks).
+//   transaction, transfer, block or trace filters (test/modules/indexing/prune-sync.test.ts checks).
 //
 // Safety with Ponder running:
 // - Only blocks at or below Ponder's finalized checkpoint (`_ponder_checkpoint`) are touched.
@@ -141,16 +142,11 @@ export async function pruneSyncStore(db: Db, opts: PruneOptions = {}): Promise<P
 }
 
 async function readCursor(client: pg.ClientBase, chainId: number): Promise<Cursor> {
-  const { rows } = await client.query<{ value: Cursor }>(`SELECT value FROM processor_state WHERE key = $1`, [cursorKey(chainId)]);
-  return { ...START, ...rows[0]?.value };
+  return { ...START, ...(await readProcessorState<Cursor>(client, cursorKey(chainId))) };
 }
 
 async function writeCursor(client: pg.ClientBase, chainId: number, c: Cursor) {
-  await client.query(
-    `INSERT INTO processor_state (key, value, updated_at) VALUES ($1, $2, now())
-     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-    [cursorKey(chainId), JSON.stringify(c)],
-  );
+  await writeProcessorState(client, cursorKey(chainId), c);
 }
 
 type TxBatch = { scanned: number; transactions: number; receipts: number; last_block: string | null; last_index: number | null };

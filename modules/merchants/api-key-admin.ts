@@ -12,7 +12,9 @@ import { generateApiKey, hashApiKey } from "./api-keys.js";
 // operation is scoped to the merchant: another merchant's key id is NotFound, as is an unknown one.
 
 /** The server key opens a legacy webhook's stored API key (to tell which key it signs with). */
-type Deps = Pick<AppDeps, "db" | "now"> & { config: Pick<Config, "SECRET_KEY" | "SECRET_KEY_PREVIOUS"> };
+/** What key administration reads: the database, the clock, and the secrets that open a legacy webhook key. */
+export type KeyAdminDeps = Pick<AppDeps, "db" | "now"> & { config: Pick<Config, "SECRET_KEY" | "SECRET_KEY_PREVIOUS"> };
+type Deps = KeyAdminDeps;
 type Queryable = Pick<pg.PoolClient, "query">;
 
 export const KEY_NOT_FOUND = "API key not found";
@@ -181,6 +183,15 @@ export type RollResult = {
 };
 
 /**
+ * Moves the vault bound to one key of the merchant to another, in the caller's transaction; returns it (null: none).
+ * The vault module does it (flows/roll-api-key.ts hands it in): a key's vault is the vault's, not the key's.
+ */
+export type MoveVault = (
+  client: pg.PoolClient,
+  move: { merchantId: string; fromKeyId: string; toKeyId: string; at: Date },
+) => Promise<{ publicId: string; businessName: string } | null>;
+
+/**
  * Rolls a key: a new key with the same name, the old one revoked now (`none`) or expiring after the overlap
  * (`1h`, `24h`, `7d`), and the vault bound to the old key moved to the new one, all in one transaction. A
  * legacy webhook signing with the old key is left as it is. Only an active key rolls (Conflict otherwise).
@@ -188,7 +199,13 @@ export type RollResult = {
  * @example
  * const { key, previous } = await rollApiKey(deps, merchant.id, keyId, "24h"); // previous.status: "expiring"
  */
-export async function rollApiKey(deps: Deps, merchantId: string, keyId: string, overlap: unknown): Promise<RollResult> {
+export async function rollApiKey(
+  deps: Deps,
+  merchantId: string,
+  keyId: string,
+  overlap: unknown,
+  moveVault: MoveVault,
+): Promise<RollResult> {
   if (typeof overlap !== "string" || !Object.hasOwn(ROLL_OVERLAPS, overlap))
     throw new Invalid(`overlap must be one of ${Object.keys(ROLL_OVERLAPS).join(", ")}`);
   const overlapMs = ROLL_OVERLAPS[overlap as RollOverlap];
@@ -209,11 +226,7 @@ export async function rollApiKey(deps: Deps, merchantId: string, keyId: string, 
       previousRow.expires_at,
     ]);
     // One vault per key (unique api_key_id): the new key has none, so the old key's vault moves to it.
-    const moved = await client.query<{ public_id: string; business_name: string }>(
-      `UPDATE vault_configs SET api_key_id = $2, updated_at = $4 WHERE api_key_id = $1 AND merchant_id = $3 RETURNING public_id, business_name`,
-      [keyId, row.id, merchantId, at],
-    );
-    const vault = moved.rows[0] ? { publicId: moved.rows[0].public_id, businessName: moved.rows[0].business_name } : null;
+    const vault = await moveVault(client, { merchantId, fromKeyId: keyId, toKeyId: row.id, at });
     const legacy = await legacyWebhookKeyHash(deps, client, merchantId);
     return {
       key,

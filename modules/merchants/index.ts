@@ -1,5 +1,16 @@
 // The merchants module's one door: other code imports only this file.
-export { type ApiKeyView, createNamedApiKey, listApiKeys, NAME_MAX, revokeApiKey, ROLL_OVERLAPS, rollApiKey } from "./api-key-admin.js";
+export {
+  type ApiKeyView,
+  createNamedApiKey,
+  listApiKeys,
+  type KeyAdminDeps,
+  type MoveVault,
+  type RollResult,
+  NAME_MAX,
+  revokeApiKey,
+  ROLL_OVERLAPS,
+  rollApiKey,
+} from "./api-key-admin.js";
 export { hashApiKey, hashToken, liveKeySql, newToken } from "./api-keys.js";
 export { keyOwner, type KeyOwner } from "./key-owner.js";
 export { authenticate, type Caller, findMerchant, KEY_LOOKUP_BATCH, keyHashOf, keyLookupSql, rememberMerchant } from "./authenticate.js";
@@ -37,3 +48,4 @@ export {
   UNSUPPORTED_NETWORK,
   UNSUPPORTED_TOKEN,
 } from "./underpayment-tolerance.js";
+export { setMerchantAgent, setMerchantGasTankAlert } from "./account-links.js";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client.js";
-import { apiKeys, merchants } from "../../db/schema.js";
+import { apiKeys, merchants } from "./schema.js";
 import { generateApiKey } from "./api-keys.js";
 import { hashPassword } from "./passwords.js";
 

@@ -4,12 +4,13 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { observePaymentPaid } from "../../core/metrics.js";
 import { withTransaction } from "../../db/client.js";
-import { payments } from "../../db/schema.js";
+import { payments } from "./schema.js";
 import { nativeBalances, walletBalances } from "./balances.js";
 import { confirmationsOf } from "./confirmations.js";
 import { reopenAfterReorg, unconfirmAfterReorg } from "./reorg.js";
 import { transition } from "./state-machine.js";
 import { paidThreshold, shortfallUnits } from "./tolerance.js";
+import { readProcessorState, writeProcessorState } from "../../db/processor-state.js";
 
 type Seen = {
   id: string;
@@ -622,11 +623,7 @@ export const FULL_SCAN_EVERY_MS = 10 * 60_000;
 const cursorKey = (chainId: number) => `detector:${chainId}`;
 
 export async function readDetectionCursor(deps: AppDeps, chainId: number): Promise<DetectionCursor | null> {
-  const { rows } = await deps.db.pool.query<{ value: { latest: string; finalized: string; fullScanAt?: number } }>(
-    `SELECT value FROM processor_state WHERE key = $1`,
-    [cursorKey(chainId)],
-  );
-  const v = rows[0]?.value;
+  const v = await readProcessorState<{ latest: string; finalized: string; fullScanAt?: number }>(deps.db.pool, cursorKey(chainId));
   return v ? { latest: BigInt(v.latest), finalized: BigInt(v.finalized), fullScanAt: v.fullScanAt ?? 0 } : null;
 }
 
@@ -664,11 +661,7 @@ export async function detectIndexedBlock(
     finalized: indexed.finalized.toString(),
     fullScanAt: full ? now : cursor.fullScanAt,
   };
-  await deps.db.pool.query(
-    `INSERT INTO processor_state (key, value, updated_at) VALUES ($1, $2, now())
-     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-    [cursorKey(chain.chainId), JSON.stringify(value)],
-  );
+  await writeProcessorState(deps.db.pool, cursorKey(chain.chainId), value);
   return { ...result, changed: result.changed + lost, after };
 }
 

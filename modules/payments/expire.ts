@@ -1,9 +1,8 @@
 import { and, eq, lt, notExists, sql } from "drizzle-orm";
 import type { AppDeps } from "../../core/deps.js";
 import { withTransaction } from "../../db/client.js";
-import { bridgeOrders, payments } from "../../db/schema.js";
-import { bridgeOrderInFlight } from "../bridge/index.js";
-import { IN_FLIGHT_SQL } from "../bridge/index.js";
+import { bridgeOrders, bridgeOrderInFlight, orderInFlight } from "../bridge/index.js";
+import { payments } from "./schema.js";
 import { addressHasFunds } from "./address-has-funds.js";
 import { transition } from "./state-machine.js";
 
@@ -26,7 +25,7 @@ export async function expirePayments(deps: AppDeps): Promise<number> {
   const bridging = deps.db.orm
     .select({ one: sql`1` })
     .from(bridgeOrders)
-    .where(and(eq(bridgeOrders.paymentId, payments.id), sql.raw(IN_FLIGHT_SQL)));
+    .where(and(eq(bridgeOrders.paymentId, payments.id), orderInFlight()));
   const rows = await deps.db.orm
     .select({
       id: payments.id,

@@ -27,3 +27,7 @@ export { verifyPayment, verifyQuery } from "./verify.js";
 export { withdrawPayment } from "./withdraw.js";
 export { type Blocked, type FundsScreening, isBlocked, SANCTIONS_HELD_MESSAGE } from "./funds-screening.js";
 export { RECOVERY_MOVES, type RecoveryStatus, transitionRecovery } from "./transition.js";
+export { fundRecoveries, payments } from "./schema.js";
+export { clearRecoveryWait, noteRecoveryWait } from "./recovery-notes.js";
+export { extendPendingExpiry } from "./extend-expiry.js";
+export { markGasChecked } from "./gas-checked.js";

@@ -2,7 +2,7 @@ import { batcher, QUEUE_FULL, type Batcher } from "../../core/batcher.js";
 import { Unavailable } from "../../core/errors.js";
 import { prepared, type Db } from "../../db/client.js";
 import { BATCH_LOCK_TIMEOUT, boundedLocksCte, failUnless, isSplittable, retryConflicts } from "../../db/statement-failures.js";
-import { insertPayment, ON_KEY_USE, type NewPaymentRow } from "./insert-one.js";
+import { insertPayment, ON_KEY_USE, WATCH_PAYMENT_ADDRESSES, type NewPaymentRow } from "./insert-one.js";
 import { PROMO_FREE_TRANSACTIONS, PROMO_SLOTS_HELD_SQL } from "./promo.js";
 import type { QuoteFees } from "./quote.js";
 
@@ -130,15 +130,12 @@ i AS (
   ${ON_KEY_USE}
   RETURNING id, chain_id, recipient_address, merchant_id
 ), watched AS (
-  INSERT INTO watched_addresses (chain_id, address, kind, owner_id, merchant_id)
-  SELECT chain_id, lower(recipient_address), 'payment', id::text, merchant_id FROM payment
-  ON CONFLICT DO NOTHING
-  RETURNING 1
+  SELECT ${WATCH_PAYMENT_ADDRESSES} AS registered FROM payment
 )
 SELECT (SELECT array_agg(id::text) FROM payment) AS written,
-  ${failUnless("(SELECT count(*) FROM watched)", "(SELECT count(*) FROM payment)", "addresses registered")} AS failed`;
+  ${failUnless("(SELECT registered FROM watched)", "(SELECT count(*) FROM payment)", "addresses registered")} AS failed`;
 
-/** The batch statement of `rows` and its parameters (its plan is tested: test/payments/promo-slots.test.ts). */
+/** The batch statement of `rows` and its parameters (its plan is tested: test/modules/payments/promo-slots.test.ts). */
 export function insertBatchStatement(rows: NewPaymentRow[]): { text: string; values: unknown[] } {
   return { text: INSERT_SQL, values: [...INPUTS.map(([, , value]) => rows.map(value)), BATCH_LOCK_TIMEOUT] };
 }

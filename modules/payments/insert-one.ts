@@ -41,6 +41,12 @@ export type NewPaymentRow = {
   idempotency: KeyUse | null;
 };
 
+/**
+ * Registers the recipients of CTE `payment`'s rows for the indexer, through the addresses module's SQL function
+ * (migration 0028: it alone writes watched_addresses), in the creating statement. An aggregate: one row for all.
+ */
+export const WATCH_PAYMENT_ADDRESSES = `watch_addresses(array_agg(chain_id), array_agg(recipient_address::text), array_agg('payment'::text), array_agg(id::text), array_agg(merchant_id))`;
+
 /** A payment's Idempotency-Key use is unique: a second INSERT under it writes nothing (migration 0021). */
 export const ON_KEY_USE = `ON CONFLICT (merchant_id, idempotency_api_key_id, idempotency_key, idempotency_key_id)
          WHERE idempotency_key IS NOT NULL DO NOTHING`;
@@ -58,7 +64,7 @@ export async function insertPayment(db: Db, row: NewPaymentRow): Promise<boolean
   return ((await db.pool.query(prepared(text, values))).rowCount ?? 0) > 0;
 }
 
-/** insertPayment's statement and its parameters (its plan is tested: test/payments/promo-slots.test.ts). */
+/** insertPayment's statement and its parameters (its plan is tested: test/modules/payments/promo-slots.test.ts). */
 export function insertOneStatement(row: NewPaymentRow): { text: string; values: unknown[] } {
   const { idempotency } = row;
   const { regular, promo } = row;
@@ -122,8 +128,6 @@ export function insertOneStatement(row: NewPaymentRow): { text: string; values: 
        SELECT ${Object.values(columns).join(", ")} FROM promo
        ${idempotency ? ON_KEY_USE : ""}
        RETURNING id, chain_id, recipient_address, merchant_id)
-     INSERT INTO watched_addresses (chain_id, address, kind, owner_id, merchant_id)
-     SELECT chain_id, lower(recipient_address), 'payment', id::text, merchant_id FROM payment
-     ON CONFLICT DO NOTHING`;
+     SELECT ${WATCH_PAYMENT_ADDRESSES} FROM payment HAVING count(*) > 0`;
   return { text, values: params };
 }

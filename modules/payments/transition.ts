@@ -1,4 +1,4 @@
-import { fundRecoveries } from "../../db/schema.js";
+import { fundRecoveries } from "./schema.js";
 import { statusMachine, type Moves } from "../../db/status-machine.js";
 
 // The transitions of the payments module's tables other than `payments` itself (whose transition() is

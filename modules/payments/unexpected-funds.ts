@@ -5,8 +5,8 @@ import type { AppDeps } from "../../core/deps.js";
 import { firstLine, logger } from "../../core/log.js";
 import { formatAmount } from "../../core/money.js";
 import { findToken } from "../../chains/runtime.js";
-import { fundRecoveries, tokenMetadata } from "../../db/schema.js";
-import { isTransportError, readContractMetadata } from "../pricing/index.js";
+import { fundRecoveries } from "./schema.js";
+import { isTransportError, readContractMetadata, storedTokenMetadata, storeTokenMetadata } from "../pricing/index.js";
 import { isBlocked, type FundsScreening } from "./funds-screening.js";
 import type { PaymentRow } from "./types.js";
 
@@ -241,19 +241,7 @@ async function metadataOf(deps: Deps, wanted: { chainId: number; token: Hex }[],
     else missing.push(w);
   }
   if (missing.length === 0) return out;
-  const m = tokenMetadata;
-  const stored = await deps.db.orm
-    .select()
-    .from(m)
-    .where(
-      and(
-        inArray(m.chainId, [...new Set(missing.map((w) => w.chainId))]),
-        inArray(
-          m.address,
-          missing.map((w) => w.token),
-        ),
-      ),
-    );
+  const stored = await storedTokenMetadata(deps.db, missing);
   for (const s of stored) out.set(key(s.chainId, s.address), { symbol: s.symbol, decimals: s.decimals });
   await Promise.all(
     missing
@@ -271,10 +259,7 @@ async function metadataOf(deps: Deps, wanted: { chainId: number; token: Hex }[],
           meta = { symbol: null, decimals: null };
         }
         out.set(key(w.chainId, w.token), meta);
-        await deps.db.orm
-          .insert(m)
-          .values({ chainId: w.chainId, address: w.token, symbol: meta.symbol, decimals: meta.decimals })
-          .onConflictDoNothing();
+        await storeTokenMetadata(deps.db, { chainId: w.chainId, address: w.token, symbol: meta.symbol, decimals: meta.decimals });
       }),
   );
   return out;

@@ -13,3 +13,4 @@ export {
   resolveTokenPriceUsd,
 } from "./resolve.js";
 export { isTransportError, readContractMetadata } from "./token-metadata.js";
+export { storedTokenMetadata, storeTokenMetadata } from "./token-metadata-cache.js";

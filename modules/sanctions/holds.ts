@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
+import { transitionHold, type HoldStatus } from "./transition.js";
 
 // The operator's side of sanctions holds (`npm run cli -- sanctions …`, docs/sanctions.md): list.ts lists what is
 // held or waits, release.ts lets it settle, reject.ts decides it never settles here, return.ts sends the funds to an
@@ -8,7 +9,7 @@ import { isUuid } from "../../core/ids.js";
 // the hold row, the decision, the locked lookup of a subject's open hold and the audit row of a decision.
 
 export type HoldSubject = "payment" | "recovery" | "vault_deposit";
-export type HoldStatus = "held" | "released" | "rejected" | "dropped" | "returned";
+export type { HoldStatus } from "./transition.js";
 
 export type HoldRow = {
   id: string;
@@ -96,16 +97,27 @@ export async function lockSubject(client: Pick<pg.PoolClient, "query">, subject:
   return owner.rows.length > 0;
 }
 
-/** Resolves a hold and writes the decision's audit row (`sanctions_actions`), in the caller's transaction. */
+/**
+ * Resolves a hold (`status.from`: what the caller found it in, under its lock) through its transition (with the audit
+ * row of the status change) and writes the decision's audit row (`sanctions_actions`), in the caller's transaction.
+ */
 export async function resolveHold(
   client: pg.PoolClient,
   hold: Pick<HoldRow, "id" | "payment_id" | "recovery_id" | "deposit_id">,
-  status: Exclude<HoldStatus, "held">,
+  status: { from: readonly HoldStatus[]; to: Exclude<HoldStatus, "held"> },
   move: { action: "release" | "reject" | "drop" | "return"; from: string; to: string },
   d: Decision,
   now: number,
 ) {
-  await client.query(`UPDATE sanctions_holds SET status = $2, resolved_at = $3 WHERE id = $1`, [hold.id, status, new Date(now)]);
+  const resolved = await transitionHold(client, hold.id, {
+    from: status.from,
+    to: status.to,
+    reason: `${move.action} by ${d.actor}: ${d.reason}`,
+    set: { resolvedAt: new Date(now) },
+    now,
+  });
+  // The callers found the hold in `from` under its lock: anything else is a bug.
+  if (!resolved) throw new Error(`sanctions hold ${hold.id} is not ${status.from.join(" or ")}`);
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO sanctions_actions (hold_id, action, actor, reason, subject_from, subject_to, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id::text`,

@@ -3,6 +3,7 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { firstLine, logger } from "../../core/log.js";
 import { withTransaction } from "../../db/client.js";
+import { noteRecoveryWait } from "../payments/index.js";
 import { combine, releasedFor, screenAddresses, type Screening } from "./screen.js";
 import { recoverySenders, type Senders } from "./senders.js";
 import { sourcesFor } from "./sources.js";
@@ -114,7 +115,7 @@ async function holdRecovery(
       [r.paymentId, r.id, cur.rows[0].chain_id, match.address.toLowerCase(), match.source, new Date(now)],
     );
     if (!inserted.rowCount) return false;
-    await client.query(`UPDATE fund_recoveries SET error = $2, updated_at = $3 WHERE id = $1`, [r.id, RECOVERY_HELD_ERROR, new Date(now)]);
+    await noteRecoveryWait(client, r.id, RECOVERY_HELD_ERROR, now);
     await clearWaits(client, "recovery", [r.id]);
     logger("sanctions").warn(
       { chainId: cur.rows[0].chain_id, recoveryId: r.id, paymentId: r.paymentId, address: match.address, source: match.source },

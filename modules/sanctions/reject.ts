@@ -56,7 +56,7 @@ export async function rejectHold(deps: Pick<AppDeps, "db" | "now">, target: Targ
       if (row.rows[0]?.status !== "held") throw new Conflict("Deposit is not held");
       move = { from: "held", to: "held" };
     }
-    const out = await resolveHold(client, hold, "rejected", { action: "reject", ...move }, d, now);
+    const out = await resolveHold(client, hold, { from: ["held"], to: "rejected" }, { action: "reject", ...move }, d, now);
     return { ...out, funds: REJECT_FUNDS };
   });
 }

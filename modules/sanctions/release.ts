@@ -3,7 +3,7 @@ import { zeroAddress } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict } from "../../core/errors.js";
 import { withTransaction } from "../../db/client.js";
-import { transition } from "../payments/index.js";
+import { clearRecoveryWait, transition } from "../payments/index.js";
 import { transitionDeposit } from "../vault/index.js";
 import { SCREENED_PAYMENT_STATUSES } from "./hold-payment.js";
 import { checkDecision, notHeld, openHold, refuseIfReturning, resolveHold, type Decision, type HoldSubject, type Target } from "./holds.js";
@@ -34,15 +34,11 @@ export async function releaseHold(deps: Pick<AppDeps, "db" | "now">, target: Tar
       const moved = await transition(client, hold.payment_id!, { from: ["sanctioned"], to, reason: why, now });
       if (!moved) throw new Conflict("Payment is not sanctioned");
       await clearWaits(client, "payment", [hold.payment_id!]);
-      return resolveHold(client, hold, "released", { action: "release", from: "sanctioned", to }, d, now);
+      return resolveHold(client, hold, { from: ["held"], to: "released" }, { action: "release", from: "sanctioned", to }, d, now);
     }
     if (hold.subject === "recovery") {
-      const { rows } = await client.query<{ status: string }>(
-        `UPDATE fund_recoveries SET error = CASE WHEN error = $2 THEN NULL ELSE error END, updated_at = $3 WHERE id = $1 RETURNING status`,
-        [hold.recovery_id, RECOVERY_HELD_ERROR, new Date(now)],
-      );
-      const status = rows[0]!.status;
-      return resolveHold(client, hold, "released", { action: "release", from: status, to: status }, d, now);
+      const status = await clearRecoveryWait(client, hold.recovery_id!, RECOVERY_HELD_ERROR, now);
+      return resolveHold(client, hold, { from: ["held"], to: "released" }, { action: "release", from: status, to: status }, d, now);
     }
     const moved = await transitionDeposit(client, hold.deposit_id!, {
       from: ["held"],
@@ -52,7 +48,7 @@ export async function releaseHold(deps: Pick<AppDeps, "db" | "now">, target: Tar
       set: { next_attempt_at: null },
     });
     if (!moved) throw new Conflict("Deposit is not held");
-    return resolveHold(client, hold, "released", { action: "release", from: "held", to: "detected" }, d, now);
+    return resolveHold(client, hold, { from: ["held"], to: "released" }, { action: "release", from: "held", to: "detected" }, d, now);
   });
 }
 
@@ -83,6 +79,6 @@ async function releaseUnidentified(client: pg.PoolClient, subject: HoldSubject, 
   );
   await clearWaits(client, subject, [id]);
   const hold = { id: rows[0]!.id, payment_id: wait.payment_id, recovery_id: subject === "recovery" ? id : null, deposit_id: null };
-  // The hold is written resolved; resolveHold sets the same status and time again and writes the audit row.
-  return resolveHold(client, hold, "released", { action: "release", from: status, to: status }, d, now);
+  // The hold is written resolved; resolveHold sets the same status and time again and writes the audit rows.
+  return resolveHold(client, hold, { from: ["released"], to: "released" }, { action: "release", from: status, to: status }, d, now);
 }

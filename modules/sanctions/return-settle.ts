@@ -10,6 +10,7 @@ import { transition, transitionRecovery } from "../payments/index.js";
 import { transitionDeposit } from "../vault/index.js";
 import { confirmedTip, readVaultDepositCursor, vaultConfirmations } from "../vault/index.js";
 import { lockSubject, resolveHold, SUBJECT_TABLE, subjectIdOf, type HoldRow } from "./holds.js";
+import { transitionReturn, type HoldStatus, type ReturnStatus } from "./transition.js";
 
 type Deps = Pick<AppDeps, "db" | "clients" | "config" | "now">;
 
@@ -53,28 +54,25 @@ export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<voi
     [chain.chainId],
   );
   if (!rows.length) return;
-  const set = (id: string, from: string[], sqlSet: string, args: unknown[] = []) =>
-    deps.db.pool.query(`UPDATE sanctions_returns SET ${sqlSet}, updated_at = now() WHERE id = $1 AND status = ANY($2)`, [
-      id,
-      from,
-      ...args,
-    ]);
+  // Each move in a transaction of its own, with its audit row; none if the row left `from` meanwhile.
+  const move = (id: string, from: ReturnStatus[], to: ReturnStatus, set?: Parameters<typeof transitionReturn>[2]["set"]) =>
+    withTransaction(deps.db, (c) => transitionReturn(c, id, { from, to, set, now: deps.now() }));
 
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const signer of new Set(rows.filter((r) => r.status !== "mined").map((r) => r.signer))) {
     const txs = rows.filter((r) => r.status !== "mined" && r.signer === signer).map((r) => ({ ...r, hash: r.tx_hash, rawTx: r.raw_tx }));
     await reconcileStored({ chain, client, address: getAddress(signer) }, txs, async (r, outcome) => {
-      const open = ["signed", "sent"];
+      const open: ReturnStatus[] = ["signed", "sent"];
       // Mined, whether it succeeded or reverted: only at finality is its outcome taken (a re-org may change it), so
       // until then the return stays open and the hold can be neither decided nor returned again.
       if (outcome.status === "mined" || outcome.status === "reverted") {
-        await set(r.id, open, `status = 'mined', block_number = $3`, [outcome.receipt.blockNumber.toString()]);
+        await move(r.id, open, "mined", { blockNumber: outcome.receipt.blockNumber.toString() });
         Object.assign(byId.get(r.id)!, { status: "mined", block_number: outcome.receipt.blockNumber.toString() });
       } else if (outcome.status === "dropped")
-        await set(r.id, open, `status = 'dropped', error = $3`, [
-          `return transaction ${r.hash} dropped (its nonce went to another transaction): nothing moved`,
-        ]);
-      else if (r.status === "signed") await set(r.id, ["signed"], `status = 'sent'`);
+        await move(r.id, open, "dropped", {
+          error: `return transaction ${r.hash} dropped (its nonce went to another transaction): nothing moved`,
+        });
+      else if (r.status === "signed") await move(r.id, ["signed"], "sent");
     });
   }
 
@@ -96,14 +94,19 @@ export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<voi
         continue;
       }
       // Re-orged away: sent again from the stored bytes by the next pass.
-      await set(r.id, ["mined"], `status = 'sent', block_number = NULL`);
+      await move(r.id, ["mined"], "sent", { blockNumber: null });
       continue;
     }
     const block = receipt.blockNumber;
-    if (r.block_number !== block.toString()) await set(r.id, ["mined"], `block_number = $3`, [block.toString()]);
+    // Mined in another block (a re-org): the same status, not a move.
+    if (r.block_number !== block.toString())
+      await deps.db.pool.query(`UPDATE sanctions_returns SET block_number = $2, updated_at = now() WHERE id = $1 AND status = 'mined'`, [
+        r.id,
+        block.toString(),
+      ]);
     if (head - block + 1n < BigInt(chain.finalityBlocks)) continue;
     if (receipt.status !== "success") {
-      await set(r.id, ["mined"], `status = 'reverted', error = $3`, [`return transaction ${r.tx_hash} reverted: nothing moved`]);
+      await move(r.id, ["mined"], "reverted", { error: `return transaction ${r.tx_hash} reverted: nothing moved` });
       continue;
     }
     const seen = indexed !== undefined && BigInt(indexed) >= block && (r.subject !== "vault_deposit" || vaultTip >= block);
@@ -119,15 +122,12 @@ async function completeReturn(deps: Deps, r: ReturnRow) {
     const hold = holds[0]!;
     // The subject's row first, as release, reject and the senders lock it (holds.ts).
     await lockSubject(c, hold.subject, subjectIdOf(hold));
-    const { rows: cur } = await c.query<{ status: string }>(`SELECT status FROM sanctions_holds WHERE id = $1 FOR UPDATE`, [hold.id]);
+    const { rows: cur } = await c.query<{ status: HoldStatus }>(`SELECT status FROM sanctions_holds WHERE id = $1 FOR UPDATE`, [hold.id]);
     const was = cur[0]!.status;
     // Release and reject refuse while a return is in flight; a held deposit re-orged away is dropped by the recorder.
     const note = was === "held" || was === "rejected" ? null : `the funds left, but the hold was already ${was}: look at the subject`;
-    const done = await c.query(
-      `UPDATE sanctions_returns SET status = 'completed', error = $3, updated_at = $2 WHERE id = $1 AND status = 'mined'`,
-      [r.id, new Date(now), note],
-    );
-    if (!done.rowCount) return;
+    const done = await transitionReturn(c, r.id, { from: ["mined"], to: "completed", set: { error: note }, now });
+    if (!done) return;
     if (note) {
       logger("sanctions").error(
         { holdId: hold.id, returnId: r.id, holdStatus: was },
@@ -138,7 +138,7 @@ async function completeReturn(deps: Deps, r: ReturnRow) {
     const funds = { to: getAddress(r.to_address), token: getAddress(r.token), amountUnits: r.amount_units, transactionHash: r.tx_hash };
     const why = `sanctions hold: ${r.amount_units} units returned to ${funds.to} by ${r.actor}: ${r.reason}`;
     const move = await moveSubject(c, hold, was === "held", funds, why, now);
-    await resolveHold(c, hold, "returned", { action: "return", ...move }, { actor: r.actor, reason: r.reason }, now);
+    await resolveHold(c, hold, { from: [was], to: "returned" }, { action: "return", ...move }, { actor: r.actor, reason: r.reason }, now);
   });
 }
 

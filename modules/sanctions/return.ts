@@ -8,6 +8,7 @@ import { GasEstimateError, txSender, type BroadcastHooks } from "../../chains/tx
 import type { AppDeps } from "../../core/deps.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { firstLine } from "../../core/log.js";
+import { withTransaction } from "../../db/client.js";
 import {
   checkDecision,
   lockSubject,
@@ -20,6 +21,7 @@ import {
   type Target,
 } from "./holds.js";
 import { settleReturns } from "./return-settle.js";
+import { transitionReturn } from "./transition.js";
 import { screenAddresses } from "./screen.js";
 import { sourcesFor } from "./sources.js";
 
@@ -227,11 +229,9 @@ export async function returnHeldFunds(deps: Deps, owner: LocalAccount, target: T
           );
           returnId = rows[0]!.id;
         },
-        sent: async (tx) => {
-          await deps.db.pool.query(
-            `UPDATE sanctions_returns SET status = 'sent', updated_at = now() WHERE tx_hash = $1 AND status = 'signed'`,
-            [tx.hash],
-          );
+        // `returnId` is the row `record` stored this transaction in (committed before it was broadcast).
+        sent: async () => {
+          await withTransaction(deps.db, (c) => transitionReturn(c, returnId!, { from: ["signed"], to: "sent", now: deps.now() }));
         },
       });
       if (!tx) throw new Conflict("the hold changed meanwhile (decided, or a return started): look at `sanctions list`");

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { logger } from "../../core/log.js";
 import { withTransaction } from "../../db/client.js";
 import { transitionDeposit, type VaultGroup } from "../vault/index.js";
+import { resolveHold, type HoldRow } from "./holds.js";
 import { combine, screenAddresses, type Screening } from "./screen.js";
 import { depositSenders } from "./senders.js";
 import { sourcesFor } from "./sources.js";
@@ -132,14 +133,21 @@ async function holdDeposit(
  */
 export async function closeDroppedDepositHolds(client: pg.PoolClient, depositIds: string[], now: number): Promise<void> {
   if (!depositIds.length) return;
-  await client.query(
-    `WITH closed AS (
-       UPDATE sanctions_holds h SET status = 'dropped', resolved_at = $2::timestamptz
-        WHERE h.deposit_id = ANY($1::uuid[]) AND h.status = 'held'
-          AND EXISTS (SELECT 1 FROM vault_deposits d WHERE d.id = h.deposit_id AND d.status = 'dropped')
-       RETURNING h.id)
-     INSERT INTO sanctions_actions (hold_id, action, actor, reason, subject_from, subject_to, created_at)
-     SELECT id, 'drop', 'system', 'the deposit''s transfer is no longer indexed (re-org)', 'held', 'dropped', $2::timestamptz FROM closed`,
-    [depositIds, new Date(now)],
+  // Locked in one order (re-orgs are rare: one transition per hold costs nothing that matters).
+  const { rows } = await client.query<Pick<HoldRow, "id" | "payment_id" | "recovery_id" | "deposit_id">>(
+    `SELECT h.id, h.payment_id, h.recovery_id, h.deposit_id FROM sanctions_holds h
+      WHERE h.deposit_id = ANY($1::uuid[]) AND h.status = 'held'
+        AND EXISTS (SELECT 1 FROM vault_deposits d WHERE d.id = h.deposit_id AND d.status = 'dropped')
+      ORDER BY h.id FOR UPDATE OF h`,
+    [depositIds],
   );
+  for (const hold of rows)
+    await resolveHold(
+      client,
+      hold,
+      { from: ["held"], to: "dropped" },
+      { action: "drop", from: "held", to: "dropped" },
+      { actor: "system", reason: "the deposit's transfer is no longer indexed (re-org)" },
+      now,
+    );
 }

@@ -3,12 +3,9 @@ import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { payments, settlements } from "../../db/schema.js";
-import { settlementFeeCharged } from "../gas-tank/index.js";
-import { usdt } from "../gas-tank/index.js";
-import { transition } from "../payments/index.js";
-import type { PaymentRow } from "../payments/index.js";
-import { feesOf } from "../payments/index.js";
+import { payments, transition, type PaymentRow, feesOf } from "../payments/index.js";
+import { settlements } from "./schema.js";
+import { settlementFeeCharged, usdt } from "../gas-tank/index.js";
 import { accrueAgentEarnings } from "../agents/index.js";
 
 /**

@@ -5,16 +5,21 @@ import { encodeSweep } from "../../chains/factory-calls.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, type TxSender } from "../../chains/tx-sender.js";
-import { fundRecoveries, payments } from "../../db/schema.js";
+import {
+  fundRecoveries,
+  payments,
+  RECOVERY_TANK_SHORT,
+  recoveryCharge,
+  type RecoveryCharge,
+  type PaymentRow,
+  isBlocked,
+  recoverableUnits,
+  transitionRecovery,
+} from "../payments/index.js";
 import { debitRecoveryFee, gasTankBalance, refundRecoveryFee } from "../gas-tank/index.js";
-import { RECOVERY_TANK_SHORT } from "../payments/index.js";
-import { recoveryCharge, type RecoveryCharge } from "../payments/index.js";
 import { PriceUnavailableError } from "../pricing/index.js";
-import type { PaymentRow } from "../payments/index.js";
-import { isBlocked, recoverableUnits, transitionRecovery } from "../payments/index.js";
 import { withTransaction } from "../../db/client.js";
-import { sanctionsBlockedFunds } from "../sanctions/index.js";
-import { admitRecoveries } from "../sanctions/index.js";
+import { sanctionsBlockedFunds, admitRecoveries } from "../sanctions/index.js";
 import type { SettlerHooks } from "./shared.js";
 
 /**

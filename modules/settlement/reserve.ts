@@ -1,13 +1,10 @@
 import type { AppDeps } from "../../core/deps.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
-import { debitSettlementFee, gasTankBalance, latestLedgerEntryId } from "../gas-tank/index.js";
-import { transition } from "../payments/index.js";
-import type { PaymentRow } from "../payments/index.js";
+import { debitSettlementFee, gasTankBalance, latestLedgerEntryId, usdt } from "../gas-tank/index.js";
+import { markGasChecked, transition, type PaymentRow } from "../payments/index.js";
 import { sweepFeeUnits, usesGasTank } from "./plan.js";
-import { usdt } from "../gas-tank/index.js";
-import { admitForSettlement } from "../sanctions/index.js";
-import { notBackingOff } from "../sanctions/index.js";
+import { admitForSettlement, notBackingOff } from "../sanctions/index.js";
 
 /**
  * Step 1: paid / awaiting_gas -> deploying_wallet, once a paid payment's senders pass sanctions screening. In Gas
@@ -48,7 +45,7 @@ export async function reserve(deps: AppDeps, chain: ActiveChain): Promise<void> 
         const balance = await gasTankBalance(client, p.merchant_id);
         if (balance < need) {
           const seen = await latestLedgerEntryId(client, p.merchant_id);
-          if (p.status === "awaiting_gas") await client.query(`UPDATE payments SET gas_checked_ledger_id = $2 WHERE id = $1`, [p.id, seen]);
+          if (p.status === "awaiting_gas") await markGasChecked(client, p.id, seen);
           else
             await transition(client, p.id, {
               from: ["paid"],

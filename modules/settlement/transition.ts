@@ -1,4 +1,4 @@
-import { settlements } from "../../db/schema.js";
+import { settlements } from "./schema.js";
 import { statusMachine, type Moves } from "../../db/status-machine.js";
 
 export type SettlementStatus = "signed" | "sent" | "mined" | "reverted" | "dropped";

@@ -4,7 +4,7 @@ import type { Config } from "../../core/config.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { Db } from "../../db/client.js";
-import { cashiers, posSessions } from "../../db/schema.js";
+import { cashiers, posSessions } from "./schema.js";
 import { isUniqueViolation } from "./unique-violation.js";
 
 /**

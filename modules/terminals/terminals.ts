@@ -3,7 +3,7 @@ import type { ActiveChain } from "../../chains/runtime.js";
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { Db } from "../../db/client.js";
-import { cashiers, posSessions, terminalCashiers, terminals } from "../../db/schema.js";
+import { cashiers, posSessions, terminalCashiers, terminals } from "./schema.js";
 import { checkTerminalSettings, type TerminalSettingsInput } from "./terminal-settings.js";
 import { isUniqueViolation } from "./unique-violation.js";
 

@@ -4,12 +4,14 @@ import type { AppDeps } from "../../core/deps.js";
 import { logger } from "../../core/log.js";
 import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import { withTransaction } from "../../db/client.js";
-import { tokenMetadata, vaultConfigs, vaultDeposits, vaultTokens, vaultUsers, watchedAddresses } from "../../db/schema.js";
-import { isTransportError, readContractMetadata } from "../pricing/index.js";
+import { vaultConfigs, vaultDeposits, vaultTokens, vaultUsers } from "./schema.js";
+import { watchedAddresses } from "../addresses/index.js";
+import { isTransportError, readContractMetadata, storedTokenMetadata, storeTokenMetadata } from "../pricing/index.js";
 import type { VaultScreening } from "./screening.js";
 import { transitionDeposit } from "./transition.js";
 import type { DepositHold } from "./serialize-deposit.js";
 import { VAULT_ACTIVE_CHAINS } from "./types.js";
+import { readProcessorState, writeProcessorState } from "../../db/processor-state.js";
 
 // Deposit detection: every confirmed transfer to a vault user's address becomes one `vault_deposits` row
 // (`detected`), idempotent on the indexer's transfer id. Like payment detection (modules/payments/detect.ts) a
@@ -33,11 +35,7 @@ const cursorKey = (chainId: number) => `vault-deposits:${chainId}`;
 
 /** What the last complete pass on a chain had recorded: every transfer indexed up to `latest` is a deposit row. */
 export async function readVaultDepositCursor(deps: Pick<AppDeps, "db">, chainId: number): Promise<IndexedBlocks | null> {
-  const { rows } = await deps.db.pool.query<{ value: { latest: string; finalized: string } }>(
-    `SELECT value FROM processor_state WHERE key = $1`,
-    [cursorKey(chainId)],
-  );
-  const v = rows[0]?.value;
+  const v = await readProcessorState<{ latest: string; finalized: string }>(deps.db.pool, cursorKey(chainId));
   return v ? { latest: BigInt(v.latest), finalized: BigInt(v.finalized) } : null;
 }
 
@@ -57,11 +55,7 @@ type Meta = { symbol: string; decimals: number | null };
 async function tokenInfo(deps: Pick<AppDeps, "db" | "clients">, chain: ActiveChain, token: Hex): Promise<Meta> {
   const known = findToken(chain, token);
   if (known) return { symbol: known.symbol, decimals: known.decimals };
-  const m = tokenMetadata;
-  const [cached] = await deps.db.orm
-    .select()
-    .from(m)
-    .where(and(eq(m.chainId, chain.chainId), eq(m.address, token)));
+  const [cached] = await storedTokenMetadata(deps.db, [{ chainId: chain.chainId, token }]);
   if (cached) return { symbol: cached.symbol ?? "UNKNOWN", decimals: cached.decimals };
   let meta: { symbol: string | null; decimals: number | null } = { symbol: null, decimals: null };
   try {
@@ -73,7 +67,7 @@ async function tokenInfo(deps: Pick<AppDeps, "db" | "clients">, chain: ActiveCha
   }
   // A contract chooses its own symbol: keep it short and printable.
   const symbol = meta.symbol?.replace(/\p{Cc}/gu, "").slice(0, 20) || null;
-  await deps.db.orm.insert(m).values({ chainId: chain.chainId, address: token, symbol, decimals: meta.decimals }).onConflictDoNothing();
+  await storeTokenMetadata(deps.db, { chainId: chain.chainId, address: token, symbol, decimals: meta.decimals });
   return { symbol: symbol ?? "UNKNOWN", decimals: meta.decimals };
 }
 
@@ -266,10 +260,9 @@ export async function recordVaultDeposits(
     if (rows.length) recorded += await recordTransfers(deps, chain, rows);
     if (rows.length < BATCH) break;
   }
-  await deps.db.pool.query(
-    `INSERT INTO processor_state (key, value, updated_at) VALUES ($1, $2, now())
-     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-    [cursorKey(chain.chainId), JSON.stringify({ latest: indexed.latest.toString(), finalized: indexed.finalized.toString() })],
-  );
+  await writeProcessorState(deps.db.pool, cursorKey(chain.chainId), {
+    latest: indexed.latest.toString(),
+    finalized: indexed.finalized.toString(),
+  });
   return { recorded, dropped };
 }

@@ -20,3 +20,4 @@ export { addVaultToken, publicVaultTokens, removeVaultToken } from "./tokens.js"
 export { createVaultUser, createVaultUserBody, getVaultUser, vaultUserQuery } from "./users.js";
 export { deleteVaultWebhook, getVaultWebhook, putVaultWebhook, regenerateVaultWebhook, regenerateVaultWebhookBody } from "./webhooks.js";
 export { type VaultGroup, type VaultScreening } from "./screening.js";
+export { moveVaultToKey } from "./move-to-key.js";

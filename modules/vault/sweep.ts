@@ -36,7 +36,7 @@ const NOT_RETRIED = "a token outside the registry is not retried until another d
 
 /** A deposit that asks for a sweep by itself: an enabled token above the minimum, or a held one the business asked to recover. */
 const isTrigger = (d: Pick<DepositRow, "hold" | "recover_requested_at">) => d.hold === null || d.recover_requested_at !== null;
-/** The same in SQL: the predicate of the partial index `vault_deposits_trigger_idx` (db/schema.ts). */
+/** The same in SQL: the predicate of the partial index `vault_deposits_trigger_idx` (schema.ts). */
 const TRIGGER = `d.status IN ('detected', 'failed') AND (d.hold IS NULL OR d.recover_requested_at IS NOT NULL)`;
 
 export async function sweepVaultChain(

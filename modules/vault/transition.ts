@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { vaultSweeps } from "../../db/schema.js";
+import { vaultSweeps } from "./schema.js";
 import { enqueueVaultWebhook, type VaultWebhookEvent } from "../webhooks/index.js";
 import { DEPOSIT_SELECT } from "./deposits.js";
 import { depositWebhookData, type DepositRow, type DepositStatus } from "./serialize-deposit.js";

@@ -5,7 +5,7 @@ import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { firstIssue, objectError } from "../../core/zod-issues.js";
 import { computeWalletAddress, vaultSalt } from "../../chains/deposit-address.js";
 import { withTransaction } from "../../db/client.js";
-import { registerAddress } from "../addresses/index.js";
+import { reassignAddress, registerAddress, watchedOwner } from "../addresses/index.js";
 import type { Caller } from "../merchants/index.js";
 import { findVaultToken, vaultOfCaller } from "./config-access.js";
 import { MAX_CHAIN_ID, NOT_AN_OBJECT, parseVaultBody, vaultChainIdField } from "./config-parse.js";
@@ -141,17 +141,12 @@ export async function createVaultUser(
     }
     await registerAddress(client, { chainId, address, kind: "vault", ownerId: row.id, merchantId: vault.merchantId });
     // Registered earlier on this chain for this user's row of another chain (below): the row of this chain takes it.
-    await client.query(
-      `UPDATE watched_addresses w SET owner_id = $3 FROM vault_users o
-        WHERE w.chain_id = $1 AND w.address = $2 AND w.kind = 'vault' AND o.id::text = w.owner_id
-          AND o.vault_id = $4 AND o.address = $2 AND o.id::text <> $3`,
-      [chainId, address.toLowerCase(), row.id, vault.id],
+    const siblings = await client.query<{ id: string }>(
+      `SELECT id::text AS id FROM vault_users WHERE vault_id = $1 AND address = $2 AND id <> $3`,
+      [vault.id, address.toLowerCase(), row.id],
     );
-    const owner = await client.query<{ owner_id: string }>(`SELECT owner_id FROM watched_addresses WHERE chain_id = $1 AND address = $2`, [
-      chainId,
-      address.toLowerCase(),
-    ]);
-    if (owner.rows[0]?.owner_id !== row.id) throw addressTaken();
+    await reassignAddress(client, { chainId, address, kind: "vault", fromOwnerIds: siblings.rows.map((r) => r.id), toOwnerId: row.id });
+    if ((await watchedOwner(client, chainId, address)) !== row.id) throw addressTaken();
     // The same factory gives the same address on every chain it serves: a transfer there (before the user asks for
     // that chain) must be indexed and recorded too, so the address is watched on every vault chain served here with
     // that factory, owned by this row until the user's own row of that chain takes it. Never taken from another owner.

@@ -8,6 +8,7 @@ import { DEFAULT_PAYMENT_EVENTS, eventListError, eventListField, PAYMENT_EVENTS 
 import { boxOf, openField, sealField } from "../../core/sealed-fields.js";
 import { generateWebhookSecret, maskSecret } from "./secret.js";
 import { checkWebhookTarget, webhookUrlField } from "./url-policy.js";
+import { transitionDeliveries } from "./transition.js";
 
 // Payment webhook configuration (one per merchant): the service side of `/v1/webhooks`. `secret` and
 // `legacy_api_key` are stored sealed with SECRET_KEY (./sealed.ts); the functions here return rows opened.
@@ -229,11 +230,15 @@ export async function deleteWebhook(deps: WebhookDeps, merchantId: string): Prom
   return withTransaction(deps.db, async (client) => {
     const { rowCount } = await client.query(`DELETE FROM webhook_configs WHERE merchant_id = $1`, [merchantId]);
     if (!rowCount) throw new NotFound(NOT_CONFIGURED);
-    await client.query(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook configuration deleted', next_attempt_at = $2
-        WHERE merchant_id = $1 AND kind = 'payment' AND status = 'pending'`,
-      [merchantId, at],
-    );
+    await transitionDeliveries(client, {
+      where: "d.merchant_id = $1 AND d.kind = 'payment'",
+      from: ["pending"],
+      to: "failed",
+      set: "last_error = 'webhook configuration deleted', next_attempt_at = $2",
+      reason: "webhook configuration deleted",
+      at: at.getTime(),
+      params: [merchantId, at],
+    });
     return { deleted: true as const };
   });
 }

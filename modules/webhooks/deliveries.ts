@@ -3,11 +3,12 @@ import { cursorAtSql, decodeCursor, encodeCursor, type Cursor } from "../../core
 import { Conflict, Invalid, NotFound } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { Db } from "../../db/client.js";
+import { transitionDeliveries, type DeliveryStatus } from "./transition.js";
 
 // Delivery logs (one row per event in `webhook_deliveries`, one per HTTP attempt in `webhook_attempts`)
 // and manual resend.
 
-export type DeliveryStatus = "pending" | "success" | "failed";
+export type { DeliveryStatus } from "./transition.js";
 export const DELIVERY_STATUSES = ["pending", "success", "failed"] as const satisfies readonly DeliveryStatus[];
 
 type DeliveryRow = {
@@ -210,14 +211,17 @@ export async function resendDelivery(db: Db, id: string, now: number, scope: Del
   if (!d.has_config) throw new Conflict("No active webhook is configured for this delivery");
   const inFlight = "An attempt of this delivery is in progress";
   if (d.busy) throw new Conflict(inFlight);
-  const updated = await db.pool.query<DeliveryRow>(
-    `UPDATE webhook_deliveries
-        SET max_attempts = CASE WHEN status = 'pending' THEN GREATEST(max_attempts, attempts + 1) ELSE attempts + 1 END,
-            status = 'pending', next_attempt_at = $2, locked_until = NULL, claim_token = NULL
-      WHERE id = $1 AND (locked_until IS NULL OR locked_until <= $2)
-      RETURNING ${COLUMNS}`,
-    [id, at],
-  );
+  const updated = await transitionDeliveries<DeliveryRow>(db.pool, {
+    where: "d.id = $1 AND (d.locked_until IS NULL OR d.locked_until <= $2)",
+    from: DELIVERY_STATUSES,
+    to: "pending",
+    set: `max_attempts = CASE WHEN d.status = 'pending' THEN GREATEST(d.max_attempts, d.attempts + 1) ELSE d.attempts + 1 END,
+          next_attempt_at = $2, locked_until = NULL, claim_token = NULL`,
+    reason: "manual resend",
+    at: now,
+    returning: COLUMNS,
+    params: [id, at],
+  });
   if (!updated.rows[0]) throw new Conflict(inFlight);
   return view(updated.rows[0]);
 }

@@ -2,6 +2,7 @@ import type { Db } from "../../db/client.js";
 import type { AttemptOutcome } from "./deliver.js";
 import { nextAttemptAt } from "./retry-policy.js";
 import type { ClaimedDelivery } from "./claim.js";
+import { transitionDeliveries } from "./transition.js";
 
 export type RecordedStatus = "success" | "pending" | "failed" | "lost";
 
@@ -67,33 +68,41 @@ async function writeBatch(db: Db, batch: Item[]): Promise<RecordedStatus[]> {
       ms: o.durationMs,
     };
   });
-  const { rows: updated } = await db.pool.query<{ id: string }>(
-    `WITH r AS (
+  const { rows: updated } = await transitionDeliveries<{ moved_id: string }>(db.pool, {
+    with: `r AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, token uuid, attempt int, status text, next timestamptz,
               http int, response text, error text, at timestamptz, url text, ms int)),
-     upd AS (
-       UPDATE webhook_deliveries d
-          SET attempts = r.attempt, status = r.status, next_attempt_at = COALESCE(r.next, d.next_attempt_at),
-              locked_until = NULL, claim_token = NULL,
-              last_http_status = r.http, last_response = r.response, last_error = r.error, last_attempt_at = r.at,
-              delivered_at = CASE WHEN r.status = 'success' THEN r.at ELSE d.delivered_at END
-         FROM r WHERE d.id = r.id AND d.claim_token = r.token
-       RETURNING d.id),
      ins AS (
        INSERT INTO webhook_attempts (delivery_id, attempt, url, http_status, response, error, duration_ms, created_at)
-       SELECT id, attempt, url, http, response, error, ms, at FROM r)
-     SELECT id FROM upd`,
-    [JSON.stringify(rows)],
-  );
-  const done = new Set(updated.map((u) => u.id));
+       SELECT id, attempt, url, http, response, error, ms, at FROM r)`,
+    using: "r",
+    where: "d.id = r.id AND d.claim_token = r.token",
+    // A claimed row is pending, or failed if its webhook was deleted during the attempt (config.ts): recorded all the same.
+    from: ["pending", "failed"],
+    to: { sql: "r.status", among: ["success", "pending", "failed"] },
+    set: `attempts = r.attempt, next_attempt_at = COALESCE(r.next, d.next_attempt_at),
+          locked_until = NULL, claim_token = NULL,
+          last_http_status = r.http, last_response = r.response, last_error = r.error, last_attempt_at = r.at,
+          delivered_at = CASE WHEN r.status = 'success' THEN r.at ELSE d.delivered_at END`,
+    reason: { sql: "'attempt ' || r.attempt" },
+    data: { sql: "jsonb_build_object('attempt', r.attempt, 'httpStatus', r.http, 'error', r.error)" },
+    at: { sql: "r.at" },
+    select: "SELECT moved_id FROM moved",
+    params: [JSON.stringify(rows)],
+  });
+  const done = new Set(updated.map((u) => u.moved_id));
   return rows.map((r) => (done.has(r.id) ? (r.status as RecordedStatus) : "lost"));
 }
 
 /** Ends a delivery without an HTTP attempt (its webhook is gone, inactive or cannot sign). */
 export async function recordSkipped(db: Db, d: ClaimedDelivery, reason: string, now: number): Promise<void> {
-  await db.pool.query(
-    `UPDATE webhook_deliveries SET status = 'failed', last_error = $3, locked_until = NULL, claim_token = NULL, next_attempt_at = $4
-      WHERE id = $1 AND claim_token = $2`,
-    [d.id, d.claim_token, reason, new Date(now)],
-  );
+  await transitionDeliveries(db.pool, {
+    where: "d.id = $1 AND d.claim_token = $2",
+    from: ["pending", "failed"],
+    to: "failed",
+    set: "last_error = $3, locked_until = NULL, claim_token = NULL, next_attempt_at = $4",
+    reason,
+    at: now,
+    params: [d.id, d.claim_token, reason, new Date(now)],
+  });
 }

@@ -8,6 +8,7 @@ import { eventListField, VAULT_SUBSCRIPTIONS } from "./events.js";
 import { boxOf, openField, sealField } from "../../core/sealed-fields.js";
 import { generateWebhookSecret } from "./secret.js";
 import { webhookUrlField } from "./url-policy.js";
+import { transitionDeliveries } from "./transition.js";
 
 // Vault webhook target (`vault_webhook_configs`, one per vault; a merchant has one vault per API key), read
 // by the dispatcher at send time through the delivery's `vault_id`. The Vault API
@@ -106,11 +107,15 @@ export async function deleteVaultWebhookConfig(db: Db, vaultId: string, now: num
   return withTransaction(db, async (client) => {
     const { rowCount } = await client.query(`DELETE FROM vault_webhook_configs WHERE vault_id = $1`, [vaultId]);
     if (!rowCount) return false;
-    await client.query(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = 'webhook configuration deleted', next_attempt_at = $2
-        WHERE vault_id = $1 AND kind = 'vault' AND status = 'pending'`,
-      [vaultId, new Date(now)],
-    );
+    await transitionDeliveries(client, {
+      where: "d.vault_id = $1 AND d.kind = 'vault'",
+      from: ["pending"],
+      to: "failed",
+      set: "last_error = 'webhook configuration deleted', next_attempt_at = $2",
+      reason: "webhook configuration deleted",
+      at: now,
+      params: [vaultId, new Date(now)],
+    });
     return true;
   });
 }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createPublicClient, http, type PublicClient } from "viem";
 import { activeChains, type ActiveChain } from "../../chains/runtime.js";
-import { createDeps, type AppDeps } from "../../core/deps.js";
+import { createDeps } from "../../app/deps.js";
+import type { AppDeps } from "../../core/deps.js";
 import { apiClient, newCounters } from "./harness/api-client.js";
 import { startChaosStack, type ChaosStack } from "./harness/chaos-stack.js";
 import { drainWebhooks, waitHealthGreen, waitSettled } from "./harness/drain.js";

@@ -16,8 +16,10 @@ import { migrate } from "../../db/migrate.js";
 const META = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../db/migrations/meta");
 
 // What drizzle cannot declare, so only the migrations have it (db/schema.ts says so at those tables): the trigger
-// that tells the indexer of a new watched address and its function (migration 0006), the UNLOGGED rate limits (0013).
+// that tells the indexer of a new watched address and its function (migration 0006), the UNLOGGED rate limits (0013),
+// the function other modules' bulk statements register addresses with (0028).
 const KNOWN = [
+  "function watch_addresses: in the migrations only",
   "function watched_addresses_notify: in the migrations only",
   "table rate_limit_buckets: migrations UNLOGGED, snapshot LOGGED",
   "trigger watched_addresses.watched_addresses_notify: in the migrations only",

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll } from "vitest";
 import { startApiServer } from "../../api/server.js";
-import { manualClock } from "../webhooks/helpers/fixtures.js";
+import { manualClock } from "../modules/webhooks/helpers/fixtures.js";
 import { createTestDeps, type TestDeps } from "./deps.js";
 
 export type HttpResult = { status: number; body: any; headers: Headers };

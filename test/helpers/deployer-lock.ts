@@ -3,7 +3,7 @@ import type { Db } from "../../db/client.js";
 /**
  * The advisory lock around transactions of the shared deployer account (LOCAL_ROLES.deployer, the factory's and the
  * oracle's owner). Test files run in parallel against the same chains: one sender at a time, so two files never pick
- * the same nonce. The key test/helpers/service.ts (authorizeSettler) and test/vault/deposits.test.ts take too.
+ * the same nonce. The key test/helpers/service.ts (authorizeSettler) and test/modules/vault/deposits.test.ts take too.
  */
 export const DEPLOYER_LOCK = "test:deployer";
 

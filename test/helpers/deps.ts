@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import type { AppDeps } from "../../core/deps.js";
 import { migrate } from "../../db/migrate.js";
-import { createDeps } from "../../core/deps.js";
+import { createDeps } from "../../app/deps.js";
 
 export type TestDeps = AppDeps & { env: Record<string, string>; cleanup(): Promise<void> };
 

@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { zeroAddress } from "viem";
-import type { NewPaymentRow } from "../../modules/payments/index.js";
-import type { QuoteFees } from "../../modules/payments/index.js";
+import type { NewPaymentRow, QuoteFees } from "../../modules/payments/index.js";
 
 const fees = (promo: boolean): QuoteFees => ({
   promoApplied: promo,

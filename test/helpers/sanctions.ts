@@ -9,7 +9,7 @@ import { LOCAL_ROLES } from "../../local/accounts.js";
 import { chainHelpers } from "./chain.js";
 import { asDeployer } from "./deployer-lock.js";
 
-// What the sanctions tests (test/sanctions/) share: flagging on the local oracle (contracts/SanctionsOracle.sol, owned
+// What the sanctions tests (test/modules/sanctions/) share: flagging on the local oracle (contracts/SanctionsOracle.sol, owned
 // by the shared deployer), native coin sent through a contract (an internal transfer, whose sender screening cannot
 // identify), and the rows screening writes (sanctions_holds, sanctions_actions, sanctions_screenings).
 

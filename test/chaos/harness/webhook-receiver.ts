@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import { selfSignedCert } from "../../webhooks/helpers/tls.js";
+import { selfSignedCert } from "../../modules/webhooks/helpers/tls.js";
 import type { Rng } from "./rng.js";
 
 export type Delivery = {

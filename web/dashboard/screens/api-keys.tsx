@@ -7,10 +7,10 @@ import {
   listApiKeys,
   NAME_MAX,
   revokeApiKey,
-  rollApiKey,
   ROLL_OVERLAPS,
   type ApiKeyView,
 } from "../../../modules/merchants/index.js";
+import { rollApiKey } from "../../../flows/roll-api-key.js";
 import type { DashEnv } from "../env.js";
 import { setFlash, takeFlash, type Flash } from "../flash.js";
 import { CsrfField, FlashView, Notice, PostButton, screen } from "../layout.js";
