@@ -32,7 +32,31 @@ export type ChainInfo = {
   finalityBlocks: number;
   native?: TokenInfo;
   tokens: TokenInfo[];
+  /** How transactions are priced and when one that waits is replaced (chains/fees.ts). */
+  fees: FeeRule;
 };
+
+/**
+ * A chain's fee market as the transaction sender meets it (EIP-1559 on every chain here).
+ * `MAX_FEE_PER_GAS_GWEI_<chainId>` overrides the cap.
+ */
+export type FeeRule = {
+  /** The smallest tip the chain's validators take (Polygon PoS enforces one, about 25-30 gwei). */
+  minPriorityFeeGwei: number;
+  /** The most the service pays per gas: a transaction that needs more waits at the cap (health says so). */
+  maxFeePerGasGwei: number;
+  /** Average block interval. */
+  blockTimeMs: number;
+  /** A transaction not mined after this many blocks is signed again with the same nonce and higher fees. */
+  replaceAfterBlocks: number;
+};
+
+const fees = (minPriorityFeeGwei: number, maxFeePerGasGwei: number, blockTimeMs: number, replaceAfterBlocks: number): FeeRule => ({
+  minPriorityFeeGwei,
+  maxFeePerGasGwei,
+  blockTimeMs,
+  replaceAfterBlocks,
+});
 
 const native = (symbol: string, oracleSymbol = symbol): TokenInfo => ({ symbol, decimals: 18, kind: "native", oracleSymbol });
 const stable = (symbol: string, decimals: number, address?: string, oracleSymbol = symbol): TokenInfo => ({
@@ -67,6 +91,7 @@ export const CHAINS: readonly ChainInfo[] = [
     testnet: false,
     priceIndexed: true,
     finalityBlocks: 65,
+    fees: fees(0, 500, 12_000, 3),
     priceIndexIds: { platform: "ethereum", nativeCoin: "ethereum" },
     native: native("ETH"),
     tokens: [
@@ -82,6 +107,7 @@ export const CHAINS: readonly ChainInfo[] = [
     testnet: false,
     priceIndexed: true,
     finalityBlocks: 200,
+    fees: fees(30, 5_000, 2_000, 5),
     priceIndexIds: { platform: "polygon-pos", nativeCoin: "polygon-ecosystem-token" },
     native: native("MATIC"),
     tokens: [
@@ -96,6 +122,7 @@ export const CHAINS: readonly ChainInfo[] = [
     testnet: false,
     priceIndexed: true,
     finalityBlocks: 30,
+    fees: fees(0.1, 100, 3_000, 4),
     priceIndexIds: { platform: "binance-smart-chain", nativeCoin: "binancecoin" },
     native: native("BNB"),
     tokens: [
@@ -112,6 +139,7 @@ export const CHAINS: readonly ChainInfo[] = [
     testnet: false,
     priceIndexed: true,
     finalityBlocks: 30,
+    fees: fees(0, 50, 2_000, 5),
     priceIndexIds: { platform: "base", nativeCoin: "ethereum" },
     native: native("ETH"),
     tokens: [stable("USDC", 6, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")],
@@ -123,6 +151,7 @@ export const CHAINS: readonly ChainInfo[] = [
     testnet: false,
     priceIndexed: false,
     finalityBlocks: 240,
+    fees: fees(0, 50, 250, 20),
     native: native("ETH"),
     tokens: [
       stable("USDT", 6, "0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9"),
@@ -136,6 +165,7 @@ export const CHAINS: readonly ChainInfo[] = [
     testnet: false,
     priceIndexed: false,
     finalityBlocks: 30,
+    fees: fees(0, 500, 1_000, 3),
     tokens: [stable("USDT", 6), stable("USDC", 6)],
   },
   {
@@ -145,6 +175,7 @@ export const CHAINS: readonly ChainInfo[] = [
     testnet: true,
     priceIndexed: false,
     finalityBlocks: 30,
+    fees: fees(0, 500, 12_000, 3),
     native: native("ETH"),
     tokens: [stable("USDT", 6), stable("USDC", 6, "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238")],
   },
@@ -155,6 +186,7 @@ export const CHAINS: readonly ChainInfo[] = [
     testnet: true,
     priceIndexed: false,
     finalityBlocks: 30,
+    fees: fees(0, 500, 1_000, 3),
     tokens: [stable("USDT", 6), stable("USDC", 6)],
   },
 ];

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { getAddress, type Address } from "viem";
-import { CHAINS, MULTICALL3_ADDRESS, type ChainInfo, type TokenInfo } from "./registry.js";
+import { CHAINS, MULTICALL3_ADDRESS, type ChainInfo, type FeeRule, type TokenInfo } from "./registry.js";
 
 /** Contracts deployed by the local stack (or by an operator), written as JSON and named by DEPLOYMENTS_FILE. */
 export type ChainDeployment = {
@@ -87,9 +87,19 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
       sanctionsListFile: env[`SANCTIONS_LIST_FILE_${chain.chainId}`] || undefined,
       startBlock: Number(env[`START_BLOCK_${chain.chainId}`] ?? dep?.startBlock ?? 0),
       tokens,
+      fees: feeRuleOf(chain, env),
     });
   }
   return out;
+}
+
+/** The registry's fee rule of a chain, with the operator's cap (`MAX_FEE_PER_GAS_GWEI_<chainId>`, a positive number). */
+function feeRuleOf(chain: ChainInfo, env: Env): FeeRule {
+  const raw = env[`MAX_FEE_PER_GAS_GWEI_${chain.chainId}`];
+  if (raw === undefined || raw === "") return chain.fees;
+  const cap = Number(raw);
+  if (!Number.isFinite(cap) || cap <= 0) throw new Error(`MAX_FEE_PER_GAS_GWEI_${chain.chainId} must be a positive number of gwei`);
+  return { ...chain.fees, maxFeePerGasGwei: cap };
 }
 
 /** The token of a chain by address (case-insensitive), native included. */

@@ -2,20 +2,21 @@ import type { PoolClient } from "pg";
 import {
   BaseError,
   ContractFunctionRevertedError,
-  createWalletClient,
   ExecutionRevertedError,
-  http,
   keccak256,
+  parseTransaction,
   TransactionReceiptNotFoundError,
   type Address,
   type Hex,
   type LocalAccount,
   type PublicClient,
   type TransactionReceipt,
+  type TransactionSerializableEIP1559,
 } from "viem";
 import { logger } from "../core/log.js";
+import { observeTxAtFeeCap, observeTxMined, observeTxReplacement } from "../core/metrics.js";
 import { withTransaction, type Db } from "../db/client.js";
-import { viemChain } from "./clients.js";
+import { initialFees, isStuck, marketOf, replacementFees, type Fees, type Market } from "./fees.js";
 import type { ActiveChain } from "./runtime.js";
 
 /** A transaction as signed and stored before it is broadcast. `from` is lowercase. */
@@ -114,7 +115,6 @@ export type TxSenderOptions = { db: Db; chain: ActiveChain; client: PublicClient
 
 export function txSender({ db, chain, client, account }: TxSenderOptions): TxSender {
   const signer = account.address.toLowerCase();
-  const wallet = createWalletClient({ account, chain: viemChain(chain), transport: http(chain.rpcUrl) });
 
   async function takeNonce(c: PoolClient): Promise<number> {
     const { rows } = await c.query(`SELECT next_nonce FROM signer_nonces WHERE chain_id = $1 AND signer = $2`, [chain.chainId, signer]);
@@ -137,6 +137,9 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
     }
   }
 
+  const sign = (fields: Omit<TransactionSerializableEIP1559, "chainId" | "type">) =>
+    account.signTransaction!({ ...fields, chainId: chain.chainId, type: "eip1559" });
+
   return {
     address: account.address,
 
@@ -146,23 +149,15 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
       // An estimate gets a 20% margin, which alone may cross the cap: the limit signed never does.
       const withMargin = gas ?? (needed * 12n) / 10n;
       const limit = gasCap !== undefined && withMargin > gasCap ? gasCap : withMargin;
-      const fees = await client.estimateFeesPerGas();
+      const market = await marketOf(client);
+      const fees = initialFees(chain.fees, market);
       const tx = await withTransaction(db, async (c) => {
         await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chain.chainId}:${signer}`]);
         if (claim && !(await claim(c))) return null;
         const nonce = await takeNonce(c);
-        const rawTx = await wallet.signTransaction({
-          account,
-          chain: viemChain(chain),
-          to,
-          data,
-          value,
-          nonce,
-          gas: limit,
-          maxFeePerGas: fees.maxFeePerGas!,
-          maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
-        });
+        const rawTx = await sign({ to, data, value, nonce, gas: limit, ...fees });
         const signed: SignedTx = { chainId: chain.chainId, from: signer, nonce, hash: keccak256(rawTx), rawTx };
+        await storeVersion(c, signed, 0, fees, market.head);
         await record(c, signed);
         return signed;
       });
@@ -175,54 +170,226 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
     },
 
     reconcile(txs, apply) {
-      return reconcileStored({ chain, client, address: account.address }, txs, apply);
+      return reconcileStored({ db, chain, client, address: account.address, sign }, txs, apply);
     },
   };
 }
 
-/** What reconciling needs: no key. Transactions a signer stored can be followed by a process that cannot sign. */
-export type StoredTxContext = { chain: ActiveChain; client: PublicClient; address: Address };
+/** A version of a nonce as stored (tx_versions). */
+type Version = Fees & { hash: Hex; rawTx: Hex; version: number; signedBlock: bigint; createdAt: Date };
+
+async function storeVersion(c: Pick<PoolClient, "query">, tx: SignedTx, version: number, fees: Fees, signedBlock: bigint) {
+  await c.query(
+    `INSERT INTO tx_versions (hash, chain_id, signer, nonce, version, raw_tx, max_fee_per_gas, max_priority_fee_per_gas, signed_block)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (hash) DO NOTHING`,
+    [
+      tx.hash,
+      tx.chainId,
+      tx.from,
+      tx.nonce,
+      version,
+      tx.rawTx,
+      fees.maxFeePerGas.toString(),
+      fees.maxPriorityFeePerGas.toString(),
+      signedBlock.toString(),
+    ],
+  );
+}
 
 /**
- * `TxSender.reconcile` without the key: the outcome of each stored transaction of `address` (see TxOutcome), sending
- * the same bytes again while it waits. Used where the signer's key is not held by the service (sanctions returns,
- * signed by the factory owner from the CLI, are followed by the settler: modules/sanctions/return-settle.ts).
+ * The versions of a stored transaction's nonce, oldest first. A transaction stored before versions were kept (or by a
+ * caller's own signer) is its only version, recorded now as signed at `head` (so it is not replaced at first sight).
+ */
+async function versionsOf(db: Db, chainId: number, signer: string, tx: StoredTx, head: () => Promise<bigint>): Promise<Version[]> {
+  const { rows } = await db.pool.query<{
+    hash: Hex;
+    raw_tx: Hex;
+    version: number;
+    max_fee_per_gas: string;
+    max_priority_fee_per_gas: string;
+    signed_block: string;
+    created_at: Date;
+  }>(
+    `SELECT hash, raw_tx, version, max_fee_per_gas, max_priority_fee_per_gas, signed_block, created_at FROM tx_versions
+      WHERE chain_id = $1 AND signer = $2 AND nonce = $3 ORDER BY version`,
+    [chainId, signer, tx.nonce],
+  );
+  const versions = rows.map((r) => ({
+    hash: r.hash,
+    rawTx: r.raw_tx,
+    version: r.version,
+    maxFeePerGas: BigInt(r.max_fee_per_gas),
+    maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
+    signedBlock: BigInt(r.signed_block),
+    createdAt: r.created_at,
+  }));
+  if (versions.some((v) => v.hash === tx.hash)) return versions;
+  const fees = feesOf(tx.rawTx);
+  const signedBlock = await head();
+  await storeVersion(
+    db.pool,
+    { chainId, from: signer, nonce: tx.nonce, hash: tx.hash, rawTx: tx.rawTx },
+    versions.length,
+    fees,
+    signedBlock,
+  );
+  return [...versions, { ...fees, hash: tx.hash, rawTx: tx.rawTx, version: versions.length, signedBlock, createdAt: new Date() }];
+}
+
+/** The fees signed into a transaction's bytes (0 when they cannot be read: it is then replaced once stuck). */
+function feesOf(rawTx: Hex): Fees {
+  try {
+    const p = parseTransaction(rawTx);
+    return { maxFeePerGas: p.maxFeePerGas ?? p.gasPrice ?? 0n, maxPriorityFeePerGas: p.maxPriorityFeePerGas ?? p.gasPrice ?? 0n };
+  } catch {
+    return { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n };
+  }
+}
+
+/** Marks every version of a nonce with what became of it (one mined, or all dropped). */
+async function resolveVersions(db: Db, chainId: number, signer: string, nonce: number, outcome: string) {
+  await db.pool.query(
+    `UPDATE tx_versions SET outcome = $4, resolved_at = now() WHERE chain_id = $1 AND signer = $2 AND nonce = $3 AND outcome IS NULL`,
+    [chainId, signer, nonce, outcome],
+  );
+}
+
+/** What reconciling needs: no key. Transactions a signer stored can be followed by a process that cannot sign. */
+export type StoredTxContext = {
+  db: Db;
+  chain: ActiveChain;
+  client: PublicClient;
+  address: Address;
+  /** The signer's key (TxSender.reconcile): a stuck version is signed again with higher fees. Without it, only re-sent. */
+  sign?: (fields: Omit<TransactionSerializableEIP1559, "chainId" | "type">) => Promise<Hex>;
+};
+
+/**
+ * `TxSender.reconcile`: the outcome of each stored transaction of `address` (see TxOutcome). Any version of its nonce
+ * mining is the outcome (exactly one can). While none has, the latest version is sent again; with the key, a version
+ * priced under the base fee or waiting the chain's `replaceAfterBlocks` is replaced: the same nonce, to, data, value
+ * and gas limit, both fees at least 10% up and following the base fee, up to the chain's cap (then it waits at the
+ * cap, counted in metrics and shown by health). Each version's bytes are stored before they are broadcast. One
+ * transaction's refused broadcast is logged and the others go on. Without the key (sanctions returns, signed by the
+ * factory owner from the CLI and followed by the settler: modules/sanctions/return-settle.ts) nothing is replaced.
  *
  * @example
- * await reconcileStored({ chain, client, address: owner }, rows, async (row, outcome) => record(row, outcome));
+ * await reconcileStored({ db, chain, client, address: owner }, rows, async (row, outcome) => record(row, outcome));
  */
 export async function reconcileStored<T extends StoredTx>(
-  { chain, client, address }: StoredTxContext,
+  { db, chain, client, address, sign }: StoredTxContext,
   txs: T[],
   apply: (tx: T, outcome: TxOutcome) => Promise<void>,
 ): Promise<void> {
   if (txs.length === 0) return;
+  const signer = address.toLowerCase();
+  const log = logger("tx-sender");
   const confirmedNonce = await client.getTransactionCount({ address, blockTag: "latest" });
   let finalNonce: Promise<number> | undefined; // read once, only if some nonce is used without our receipt
+  let market: Promise<Market | null> | undefined; // read once, only if some transaction still waits
+  const marketNow = () =>
+    (market ??= marketOf(client).catch((e) => {
+      log.warn({ chainId: chain.chainId, error: firstLine(e) }, "fee market unknown: nothing replaced this pass");
+      return null;
+    }));
+  const head = async () => (await marketNow())?.head ?? (await client.getBlockNumber({ cacheTime: 0 }));
   for (const tx of [...txs].sort((a, b) => a.nonce - b.nonce)) {
+    const versions = await versionsOf(db, chain.chainId, signer, tx, head);
     let receipt: TransactionReceipt | null = null;
-    try {
-      receipt = await client.getTransactionReceipt({ hash: tx.hash });
-    } catch (e) {
-      // Only the node's "no such receipt" is an answer; any other error says nothing about the transaction.
-      if (!isReceiptNotFound(e)) {
-        logger("tx-sender").warn({ chainId: chain.chainId, txHash: tx.hash, error: firstLine(e) }, "receipt unknown, next pass");
-        continue;
+    let unknown = false;
+    for (const v of [...versions].reverse()) {
+      try {
+        receipt = await client.getTransactionReceipt({ hash: v.hash });
+        break;
+      } catch (e) {
+        // Only the node's "no such receipt" is an answer; any other error says nothing about the transaction.
+        if (!isReceiptNotFound(e)) {
+          log.warn({ chainId: chain.chainId, txHash: v.hash, error: firstLine(e) }, "receipt unknown, next pass");
+          unknown = true;
+          break;
+        }
       }
     }
+    if (unknown) continue;
     if (receipt) {
+      await resolveVersions(db, chain.chainId, signer, tx.nonce, receipt.transactionHash.toLowerCase());
+      const first = versions[0]!;
+      const block = await client.getBlock({ blockHash: receipt.blockHash }).catch(() => null);
+      observeTxMined(
+        chain.chainId,
+        Math.max(0, (Number(block?.timestamp ?? 0n) * 1000 || Date.now()) - first.createdAt.getTime()) / 1000,
+        receipt.effectiveGasPrice,
+        block?.baseFeePerGas ?? null,
+      );
       await apply(tx, { status: receipt.status === "success" ? "mined" : "reverted", receipt });
       continue;
     }
-    // Used at a final depth by a transaction that is not this one: this one can never mine.
+    // Used at a final depth by a transaction that is none of its versions: it can never mine.
     if (tx.nonce < confirmedNonce && tx.nonce < (await (finalNonce ??= safeNonce(chain, client, address)))) {
+      await resolveVersions(db, chain.chainId, signer, tx.nonce, "dropped");
       await apply(tx, { status: "dropped" });
       continue;
     }
-    // Not mined, or its nonce taken too recently to tell (a reorg may bring it back): the same bytes again.
-    await broadcast(client, tx.rawTx);
+    // Not mined, or its nonce taken too recently to tell (a reorg may bring it back): the latest version again, or
+    // a new one when it is stuck.
+    let latest = versions.at(-1)!;
+    const now = sign ? await marketNow() : null;
+    if (sign && now && isStuck(chain.fees, latest, now)) {
+      const fees = replacementFees(chain.fees, latest, now);
+      if (fees) latest = (await replace(db, chain, signer, tx.nonce, latest, fees, now.head, sign)) ?? latest;
+      // Waited its blocks but the cap leaves no 10% to add: it is still includable, so it just waits its turn.
+      else if (latest.maxFeePerGas < now.baseFee) {
+        observeTxAtFeeCap(chain.chainId);
+        await db.pool.query(`UPDATE tx_versions SET at_fee_cap = true WHERE hash = $1 AND NOT at_fee_cap`, [latest.hash]);
+        log.warn(
+          { chainId: chain.chainId, nonce: tx.nonce, maxFeePerGas: latest.maxFeePerGas.toString(), baseFee: now.baseFee.toString() },
+          "transaction waits at the chain's fee cap (MAX_FEE_PER_GAS_GWEI)",
+        );
+      }
+    }
+    try {
+      await broadcast(client, latest.rawTx);
+    } catch (e) {
+      // Refused (priced under the base fee, a full pool): the next pass looks again; the other transactions go on.
+      log.warn({ chainId: chain.chainId, nonce: tx.nonce, txHash: latest.hash, error: firstLine(e) }, "broadcast refused, next pass");
+      continue;
+    }
     await apply(tx, { status: "sent" });
   }
+}
+
+/**
+ * Signs the next version of a nonce (same fields, new fees) and stores it, under the signer's lock, unless another
+ * process replaced `latest` meanwhile (then null: that one is followed next pass).
+ */
+async function replace(
+  db: Db,
+  chain: ActiveChain,
+  signer: string,
+  nonce: number,
+  latest: Version,
+  fees: Fees,
+  head: bigint,
+  sign: NonNullable<StoredTxContext["sign"]>,
+): Promise<Version | null> {
+  return withTransaction(db, async (c) => {
+    await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chain.chainId}:${signer}`]);
+    const { rows } = await c.query<{ hash: string }>(
+      `SELECT hash FROM tx_versions WHERE chain_id = $1 AND signer = $2 AND nonce = $3 ORDER BY version DESC LIMIT 1`,
+      [chain.chainId, signer, nonce],
+    );
+    if (rows[0]?.hash !== latest.hash) return null;
+    const p = parseTransaction(latest.rawTx);
+    const rawTx = await sign({ to: p.to, data: p.data, value: p.value, gas: p.gas, nonce, ...fees });
+    const hash = keccak256(rawTx);
+    await storeVersion(c, { chainId: chain.chainId, from: signer, nonce, hash, rawTx }, latest.version + 1, fees, head);
+    observeTxReplacement(chain.chainId);
+    logger("tx-sender").info(
+      { chainId: chain.chainId, nonce, replaced: latest.hash, txHash: hash, maxFeePerGas: fees.maxFeePerGas.toString() },
+      "stuck transaction replaced with higher fees",
+    );
+    return { ...fees, hash, rawTx, version: latest.version + 1, signedBlock: head, createdAt: new Date() };
+  });
 }
 
 /**

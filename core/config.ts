@@ -82,6 +82,11 @@ const schema = z.object({
   DETECTOR_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
   /** Pause between settler passes (ms). */
   SETTLER_INTERVAL_MS: z.coerce.number().int().positive().default(250),
+  /**
+   * GET /api/health is `degraded` for a chain whose oldest unmined transaction, or oldest paid payment not yet
+   * settled, waits longer than this (ms), or whose pending transaction sits at the fee cap (docs/observability.md).
+   */
+  SETTLEMENT_STALL_MS: z.coerce.number().int().positive().default(600_000),
   /** Most payments one settlement transaction sweeps; fewer when a third of the block gas limit holds fewer (docs/operations.md). */
   SETTLEMENT_MAX_BATCH: z.coerce.number().int().positive().default(50),
   /**

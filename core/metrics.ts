@@ -109,6 +109,42 @@ export function observeSettlement(chainId: number, outcome: "mined" | "reverted"
   settlementBatch.labels(chain).observe(batchSize);
 }
 
+const txReplacements = new Counter({
+  name: "chainpay_tx_replacements_total",
+  help: "Transactions signed again with the same nonce and higher fees (stuck under the base fee or for the chain's blocks)",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+const txAtFeeCap = new Counter({
+  name: "chainpay_tx_fee_cap_waits_total",
+  help: "Reconcile passes that found a pending transaction needing more than the chain's fee cap (it waits)",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+const txMineSeconds = new Histogram({
+  name: "chainpay_tx_time_to_mine_seconds",
+  help: "From the first signed version of a nonce to the receipt of the version that mined",
+  labelNames: ["chain_id"] as const,
+  buckets: [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600],
+  registers,
+});
+const txFeeOverBase = new Histogram({
+  name: "chainpay_tx_fee_over_base_ratio",
+  help: "Effective gas price paid over the block's base fee, per mined transaction",
+  labelNames: ["chain_id"] as const,
+  buckets: [1, 1.01, 1.05, 1.1, 1.25, 1.5, 2, 3, 5, 10],
+  registers,
+});
+/** A transaction signed again with higher fees. */
+export const observeTxReplacement = (chainId: number) => txReplacements.labels(String(chainId)).inc();
+/** A pending transaction that the fee cap keeps from being replaced. */
+export const observeTxAtFeeCap = (chainId: number) => txAtFeeCap.labels(String(chainId)).inc();
+/** A nonce mined: seconds since its first version was signed, and the price paid over the base fee (ratios of wei: floats are fine here). */
+export function observeTxMined(chainId: number, seconds: number, effectiveGasPrice: bigint, baseFee: bigint | null) {
+  txMineSeconds.labels(String(chainId)).observe(seconds);
+  if (baseFee) txFeeOverBase.labels(String(chainId)).observe(Number((effectiveGasPrice * 1000n) / baseFee) / 1000);
+}
+
 /** Webhook deliveries: success, retry (failed attempt, another scheduled), failed (no attempt left), skipped, lost, error. */
 export const webhookDeliveries = new Counter({
   name: "chainpay_webhook_deliveries_total",
@@ -214,6 +250,24 @@ export const withdrawRequestOldestSeconds = new Gauge({
 export const settlerBalance = new Gauge({
   name: "chainpay_settler_balance",
   help: "Native coin balance of the settler account (pays the gas of sweeps), in whole coins, by chain",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+export const settlementOldestUnsettled = new Gauge({
+  name: "chainpay_settlement_oldest_unsettled_seconds",
+  help: "Age of the oldest paid payment not yet settled (awaiting gas excluded), by chain; 0 when none",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+export const txOldestPending = new Gauge({
+  name: "chainpay_tx_oldest_pending_seconds",
+  help: "Age of the oldest transaction our signers signed that has not mined (any version), by chain; 0 when none",
+  labelNames: ["chain_id"] as const,
+  registers,
+});
+export const txAtFeeCapNow = new Gauge({
+  name: "chainpay_tx_at_fee_cap",
+  help: "1 when a pending transaction waits at the chain's fee cap (MAX_FEE_PER_GAS_GWEI_<chainId>), by chain",
   labelNames: ["chain_id"] as const,
   registers,
 });

@@ -8,6 +8,7 @@ import { reserve } from "../modules/settlement/index.js";
 import { settleReturns } from "../modules/sanctions/index.js";
 import { send } from "../modules/settlement/index.js";
 import { settlerAccount, type SettlerHooks } from "../modules/settlement/index.js";
+import { eachChain } from "./each-chain.js";
 import { defineProcessor } from "./runner.js";
 
 export type { SettlerHooks };
@@ -32,8 +33,6 @@ export function settler(hooks: SettlerHooks = {}) {
     name: "settler",
     needsIndexer: true,
     intervalMs: (deps) => deps.config.SETTLER_INTERVAL_MS,
-    async run(deps) {
-      for (const chain of deps.chains) await settleChain(deps, chain, hooks);
-    },
+    run: (deps) => eachChain(deps, "settler", (chain) => settleChain(deps, chain, hooks)),
   });
 }

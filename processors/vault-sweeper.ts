@@ -2,6 +2,7 @@ import { txSender, type BroadcastHooks } from "../chains/tx-sender.js";
 import { settlerAccount } from "../modules/settlement/index.js";
 import { sweepVaultChain } from "../modules/vault/index.js";
 import { vaultScreening } from "../flows/vault-screening.js";
+import { eachChain } from "./each-chain.js";
 import { defineProcessor } from "./runner.js";
 
 /** Sweeps vault deposits to the businesses' wallets through the settler key (modules/vault/sweep.ts). */
@@ -10,12 +11,11 @@ export function vaultSweeper(hooks: BroadcastHooks = {}) {
     name: "vault-sweeper",
     needsIndexer: true,
     intervalMs: (deps) => deps.config.SETTLER_INTERVAL_MS,
-    async run(deps) {
-      for (const chain of deps.chains) {
-        if (!chain.factory) continue;
+    run: (deps) =>
+      eachChain(deps, "vault-sweeper", async (chain) => {
+        if (!chain.factory) return;
         const sender = txSender({ db: deps.db, chain, client: deps.clients.get(chain.chainId)!, account: settlerAccount(deps) });
         await sweepVaultChain(deps, chain, sender, vaultScreening, hooks);
-      }
-    },
+      }),
   });
 }

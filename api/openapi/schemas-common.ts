@@ -86,6 +86,20 @@ export const HealthResponse = z
       })
       .nullable()
       .meta({ description: "Agent withdrawals waiting for the payout wallet (docs/agents.md); null when the database does not answer" }),
+    settlement: z
+      .array(
+        z.object({
+          chainId: z.number().int(),
+          ok: z.boolean().meta({ description: "false: a transaction at the fee cap, or a wait longer than SETTLEMENT_STALL_MS" }),
+          pendingTransactions: z.number().int().meta({ description: "Nonces signed whose no version has mined yet" }),
+          oldestPendingAgeMs: z.number().int().nullable(),
+          atFeeCap: z.boolean().meta({ description: "A pending transaction needs more than MAX_FEE_PER_GAS_GWEI_<chainId>: it waits" }),
+          unsettledPayments: z.number().int().meta({ description: "Paid payments not yet swept (those awaiting gas not counted)" }),
+          oldestUnsettledAgeMs: z.number().int().nullable(),
+        }),
+      )
+      .nullable()
+      .meta({ description: "What waits for the settler on each chain (docs/real-chain.md); null when the database does not answer" }),
   })
   .meta({ description: "Every component of the service; 503 `degraded` names each failing one in `issues`" });
 

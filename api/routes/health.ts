@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { PAYOUT_ALERT_ATTEMPTS, payoutBacklog } from "../../modules/agents/index.js";
+import { settlementBacklog } from "../../modules/settlement/index.js";
 
 /**
  * A processor is stuck when its last pass ended longer ago than its interval plus this grace: the longest
@@ -19,7 +20,8 @@ type Heartbeat = { key: string; value: { error?: string | null; intervalMs?: num
  * last passes). 200 `ok` when all are fine; 503 `degraded` with `issues` naming each failing one: the
  * database, a chain's RPC, the indexer not ready or more than INDEXER_MAX_LAG_MS behind a chain's head,
  * a processor with no pass for its interval + PROCESSOR_GRACE_MS, agent withdrawals that failed to send
- * PAYOUT_ALERT_ATTEMPTS times in a row (the payout wallet short of a token or of gas). A processor's last error is shown, but a
+ * PAYOUT_ALERT_ATTEMPTS times in a row (the payout wallet short of a token or of gas), a chain whose settlement waits
+ * (a transaction at the fee cap, or an unmined transaction or unsettled paid payment older than SETTLEMENT_STALL_MS). A processor's last error is shown, but a
  * failed pass alone does not degrade (it is retried next interval; what it failed on shows as its own component).
  */
 export const health = new Hono<AppEnv>().get("/health", async (c) => {
@@ -107,6 +109,38 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
       `agent-payouts: ${backlog.stuck} withdrawal(s) failed to send ${PAYOUT_ALERT_ATTEMPTS}+ times: ${backlog.lastError ?? "unknown"}`,
     );
 
+  // Settlement that waits: a transaction not mined (priced out, at the fee cap), or paid payments not swept.
+  const waiting = database.ok ? await settlementBacklog(deps.db.pool).catch(() => null) : null;
+  const stallMs = deps.config.SETTLEMENT_STALL_MS;
+  const settlement =
+    waiting &&
+    deps.chains.map((chain) => {
+      const b = waiting.get(chain.chainId);
+      const age = (d: Date | null | undefined) => (d ? Math.max(0, deps.now() - d.getTime()) : null);
+      const pendingAgeMs = age(b?.oldestPendingAt);
+      const unsettledAgeMs = age(b?.oldestPaidAt);
+      const chainIssues = [
+        b?.atFeeCap && `a transaction waits at the fee cap (MAX_FEE_PER_GAS_GWEI_${chain.chainId})`,
+        pendingAgeMs !== null && pendingAgeMs > stallMs && `oldest unmined transaction signed ${Math.round(pendingAgeMs / 1000)} s ago`,
+        unsettledAgeMs !== null &&
+          unsettledAgeMs > stallMs &&
+          `${b!.unsettledPayments} paid payment(s) not settled, the oldest for ${Math.round(unsettledAgeMs / 1000)} s`,
+      ].filter((x): x is string => Boolean(x));
+      for (const i of chainIssues) issues.push(`settlement ${chain.chainId}: ${i}`);
+      return {
+        chainId: chain.chainId,
+        ok: chainIssues.length === 0,
+        pendingTransactions: b?.pendingTransactions ?? 0,
+        oldestPendingAgeMs: pendingAgeMs,
+        atFeeCap: b?.atFeeCap ?? false,
+        unsettledPayments: b?.unsettledPayments ?? 0,
+        oldestUnsettledAgeMs: unsettledAgeMs,
+      };
+    });
+
   const ok = issues.length === 0;
-  return c.json({ status: ok ? "ok" : "degraded", issues, database, chains, indexer, processors, agentPayouts }, ok ? 200 : 503);
+  return c.json(
+    { status: ok ? "ok" : "degraded", issues, database, chains, indexer, processors, agentPayouts, settlement },
+    ok ? 200 : 503,
+  );
 });

@@ -231,7 +231,7 @@ async function reconcileWithdrawals(deps: AppDeps, chain: ActiveChain, sender: T
             from,
             to: outcome.status,
             reason: `${outcome.status} in block ${outcome.receipt.blockNumber}`,
-            set: { blockNumber: outcome.receipt.blockNumber.toString() },
+            set: { blockNumber: outcome.receipt.blockNumber.toString(), txHash: outcome.receipt.transactionHash },
             now,
           });
         else if (outcome.status === "dropped")

@@ -315,9 +315,10 @@ export async function applyCancelOutcome(deps: AppDeps, o: BridgeOrderRow, outco
     });
     return;
   }
+  // Mined: the hash of the version that mined (a stuck cancel may have been replaced with higher fees).
   await deps.db.pool.query(
-    `UPDATE bridge_orders SET cancel_tx_status = $3, updated_at = $4
+    `UPDATE bridge_orders SET cancel_tx_status = $3, updated_at = $4, cancel_tx_hash = COALESCE($5, cancel_tx_hash)
       WHERE id = $1 AND cancel_tx_hash = $2 AND cancel_tx_status IN ('signed', 'sent')`,
-    [o.id, o.cancel_tx_hash, outcome.status, new Date(now)],
+    [o.id, o.cancel_tx_hash, outcome.status, new Date(now), outcome.status === "mined" ? outcome.receipt.transactionHash : null],
   );
 }

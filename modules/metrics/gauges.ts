@@ -10,14 +10,17 @@ import {
   paymentsAwaitingGas,
   paymentsWithdrawRequests,
   scrapeSourceUp,
+  settlementOldestUnsettled,
   settlerBalance,
+  txAtFeeCapNow,
+  txOldestPending,
   webhookQueueDue,
   webhookQueueOldestDue,
   webhookQueuePending,
   withdrawRequestOldestSeconds,
 } from "../../core/metrics.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { settlerAccount } from "../settlement/index.js";
+import { settlementBacklog, settlerAccount } from "../settlement/index.js";
 
 // The gauges of shared state, read when /metrics is scraped rather than kept by any one process: every process
 // that serves /metrics reports the same values (aggregate them with max() in PromQL). Each source is bounded by
@@ -130,6 +133,19 @@ async function settler(deps: AppDeps) {
   );
 }
 
+/** What waits for settlement per chain (modules/settlement/backlog.ts, the same numbers as GET /api/health). */
+async function settlementWaits(deps: AppDeps) {
+  const backlog = await settlementBacklog(deps.db.pool);
+  const age = (d: Date | null | undefined) => (d ? Math.max(0, deps.now() - d.getTime()) / 1000 : 0);
+  for (const chain of deps.chains) {
+    const b = backlog.get(chain.chainId);
+    const id = String(chain.chainId);
+    settlementOldestUnsettled.labels(id).set(age(b?.oldestPaidAt));
+    txOldestPending.labels(id).set(age(b?.oldestPendingAt));
+    txAtFeeCapNow.labels(id).set(b?.atFeeCap ? 1 : 0);
+  }
+}
+
 let inFlight: Promise<void> | null = null;
 
 /** Sets the scrape-time gauges; concurrent scrapes share one read. */
@@ -175,6 +191,11 @@ export function refreshGauges(deps: AppDeps): Promise<void> {
       "settler",
       () => settler(deps),
       () => settlerBalance.reset(),
+    ),
+    source(
+      "settlement",
+      () => settlementWaits(deps),
+      () => [settlementOldestUnsettled, txOldestPending, txAtFeeCapNow].forEach((g) => g.reset()),
     ),
   ])
     .then(

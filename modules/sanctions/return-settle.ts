@@ -61,12 +61,12 @@ export async function settleReturns(deps: Deps, chain: ActiveChain): Promise<voi
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const signer of new Set(rows.filter((r) => r.status !== "mined").map((r) => r.signer))) {
     const txs = rows.filter((r) => r.status !== "mined" && r.signer === signer).map((r) => ({ ...r, hash: r.tx_hash, rawTx: r.raw_tx }));
-    await reconcileStored({ chain, client, address: getAddress(signer) }, txs, async (r, outcome) => {
+    await reconcileStored({ db: deps.db, chain, client, address: getAddress(signer) }, txs, async (r, outcome) => {
       const open: ReturnStatus[] = ["signed", "sent"];
       // Mined, whether it succeeded or reverted: only at finality is its outcome taken (a re-org may change it), so
       // until then the return stays open and the hold can be neither decided nor returned again.
       if (outcome.status === "mined" || outcome.status === "reverted") {
-        await move(r.id, open, "mined", { blockNumber: outcome.receipt.blockNumber.toString() });
+        await move(r.id, open, "mined", { blockNumber: outcome.receipt.blockNumber.toString(), txHash: outcome.receipt.transactionHash });
         Object.assign(byId.get(r.id)!, { status: "mined", block_number: outcome.receipt.blockNumber.toString() });
       } else if (outcome.status === "dropped")
         await move(r.id, open, "dropped", {

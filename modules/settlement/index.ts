@@ -6,3 +6,4 @@ export { settleRecoveries } from "./recover.js";
 export { reserve } from "./reserve.js";
 export { send } from "./send.js";
 export { settlerAccount, type SettlerHooks } from "./shared.js";
+export { type ChainBacklog, settlementBacklog } from "./backlog.js";

@@ -37,6 +37,8 @@ export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSen
             gasUsed: receipt.gasUsed.toString(),
             effectiveGasPrice: receipt.effectiveGasPrice.toString(),
             blockNumber: receipt.blockNumber.toString(),
+            // The version that mined (a stuck one may have been replaced with higher fees: chains/tx-sender.ts).
+            txHash: receipt.transactionHash,
           },
           now: deps.now(),
         }),

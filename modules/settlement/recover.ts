@@ -58,7 +58,7 @@ async function reconcileRecoveries(deps: AppDeps, chain: ActiveChain, sender: Tx
           from,
           to: "mined",
           reason: `mined in block ${outcome.receipt.blockNumber}`,
-          set: { blockNumber: outcome.receipt.blockNumber.toString() },
+          set: { blockNumber: outcome.receipt.blockNumber.toString(), txHash: outcome.receipt.transactionHash },
           now,
         });
       // Its Gas Tank fee is kept: the settler spent the gas (a token can pass the estimate and revert when mined).
@@ -67,7 +67,11 @@ async function reconcileRecoveries(deps: AppDeps, chain: ActiveChain, sender: Tx
           from,
           to: "failed",
           reason: `reverted in block ${outcome.receipt.blockNumber}`,
-          set: { blockNumber: outcome.receipt.blockNumber.toString(), error: `sweep transaction ${r.hash} reverted` },
+          set: {
+            blockNumber: outcome.receipt.blockNumber.toString(),
+            txHash: outcome.receipt.transactionHash,
+            error: `sweep transaction ${outcome.receipt.transactionHash} reverted`,
+          },
           now,
         });
       // Its nonce went to another transaction, at a final depth: it can never mine, so the recovery is sent again.

@@ -109,6 +109,7 @@ async function reconcileSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSend
             gasUsed: receipt.gasUsed.toString(),
             effectiveGasPrice: receipt.effectiveGasPrice.toString(),
             blockNumber: receipt.blockNumber.toString(),
+            txHash: receipt.transactionHash,
             ...(outcome.status === "reverted" && { error: "transaction reverted" }),
           },
           now,

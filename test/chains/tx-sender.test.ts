@@ -6,7 +6,6 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { viemChain } from "../../chains/clients.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasCapError, GasEstimateError, txSender, type StoredTx, type TxOutcome } from "../../chains/tx-sender.js";
-import type { Db } from "../../db/client.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -61,8 +60,8 @@ const hex = (n: number | bigint) => `0x${n.toString(16)}`;
 function fakeSender(rpcUrl = fakeUrl) {
   const chain = fakeChain(rpcUrl);
   const client = createPublicClient({ chain: viemChain(chain), transport: http(rpcUrl, { retryCount: 0 }) }) as PublicClient;
-  // Nothing here reaches the database: estimation fails before a nonce is taken, and reconcile does not use it.
-  return txSender({ db: {} as Db, chain, client, account });
+  // Reconcile records each stored transaction as its nonce's first version (tx_versions) in this file's schema.
+  return txSender({ db: svc.deps.db, chain, client, account });
 }
 const storedTx = (nonce: number): StoredTx => {
   const rawTx = `0x02${nonce.toString(16).padStart(4, "0")}` as Hex;

@@ -114,7 +114,7 @@ describe("GET /metrics", () => {
     // Processor loops, and the gauges read at scrape time.
     for (const p of ["detector", "settler", "webhook-dispatcher"])
       expect(sample(text, "chainpay_processor_pass_duration_seconds_count", { processor: p })).toBeGreaterThan(0);
-    for (const source of ["indexer", "webhook_queue", "gas_tank", "withdrawals", "settler"])
+    for (const source of ["indexer", "webhook_queue", "gas_tank", "withdrawals", "settler", "settlement"])
       expect(sample(text, "chainpay_metrics_source_up", { source })).toBe(1);
     expect(sample(text, "chainpay_payments_withdraw_requests")).toBe(0);
     expect(sample(text, "chainpay_payments_withdraw_request_oldest_seconds")).toBe(0);
@@ -122,6 +122,10 @@ describe("GET /metrics", () => {
     expect(sample(text, "chainpay_indexer_block", ch)).toBeGreaterThan(0);
     expect(sample(text, "chainpay_webhook_queue_pending")).toBeGreaterThanOrEqual(0);
     expect(sample(text, "chainpay_settler_balance", ch)).toBeGreaterThan(0);
+    // Settled: nothing waits, and the settlement's nonce was timed from its first version to its receipt.
+    expect(sample(text, "chainpay_tx_time_to_mine_seconds_count", ch)).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "chainpay_tx_oldest_pending_seconds", ch)).toBe(0);
+    expect(sample(text, "chainpay_tx_at_fee_cap", ch)).toBe(0);
     expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
     console.log(
       `[measure] detection ${sample(text, "chainpay_payment_detection_seconds_sum", ch).toFixed(2)} s, settlement gas ` +
