@@ -75,6 +75,18 @@ describe("checkServeConfig: what is required", () => {
     ]);
   });
 
+  it("takes a remote signer instead of the settler's key, and asks for both of its settings", () => {
+    const remote = full({ SETTLER_PRIVATE_KEY: undefined, SIGNER_URL: "https://signer.internal:9000", SIGNER_ADDRESS: FACTORY });
+    expect(checkServeConfig(remote)).toMatchObject({ missing: [], invalid: [] });
+    expect(checkServeConfig(full({ SETTLER_PRIVATE_KEY: undefined, SIGNER_URL: "https://signer.internal:9000" })).missing).toEqual([
+      "SIGNER_ADDRESS",
+    ]);
+    expect(checkServeConfig({ ...remote, SIGNER_URL: "signer:9000", SIGNER_ADDRESS: "0x12" }).invalid).toEqual([
+      "SIGNER_URL (not an http(s) URL)",
+      "SIGNER_ADDRESS (not an address)",
+    ]);
+  });
+
   it("refuses a SECRET_KEY that is not 32 bytes (api and processors only)", () => {
     expect(checkServeConfig(full({ SECRET_KEY: "too-short" })).invalid).toEqual([
       "SECRET_KEY (not 32 bytes as 64 hex characters or base64)",

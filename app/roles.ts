@@ -68,7 +68,14 @@ export function checkServeConfig(env: Env): ServeCheck {
     else if (!validSecretKey(env.SECRET_KEY)) invalid.push("SECRET_KEY (not 32 bytes as 64 hex characters or base64)");
   }
   if (roles.includes("processors")) {
-    if (!set(env.SETTLER_PRIVATE_KEY)) missing.push("SETTLER_PRIVATE_KEY");
+    // The settler signs with its key, or through a remote signer that holds it (SIGNER_URL, SIGNER_ADDRESS).
+    const remote = set(env.SIGNER_URL) || set(env.SIGNER_ADDRESS);
+    if (remote) {
+      if (!set(env.SIGNER_URL)) missing.push("SIGNER_URL");
+      else if (!/^https?:\/\//.test(env.SIGNER_URL!)) invalid.push("SIGNER_URL (not an http(s) URL)");
+      if (!set(env.SIGNER_ADDRESS)) missing.push("SIGNER_ADDRESS");
+      else if (!isAddress(env.SIGNER_ADDRESS!)) invalid.push("SIGNER_ADDRESS (not an address)");
+    } else if (!set(env.SETTLER_PRIVATE_KEY)) missing.push("SETTLER_PRIVATE_KEY");
     else if (!/^0x[0-9a-fA-F]{64}$/.test(env.SETTLER_PRIVATE_KEY)) invalid.push("SETTLER_PRIVATE_KEY (not a 0x-prefixed 32-byte hex key)");
   }
   // Gas Tank deposit wallets pay out to the treasury (FEE_RECIPIENT stands in for it).

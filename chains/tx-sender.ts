@@ -3,6 +3,7 @@ import {
   BaseError,
   ContractFunctionRevertedError,
   ExecutionRevertedError,
+  getAddress,
   keccak256,
   parseTransaction,
   TransactionReceiptNotFoundError,
@@ -22,8 +23,11 @@ import type { ActiveChain } from "./runtime.js";
 /** A transaction as signed and stored before it is broadcast. `from` is lowercase. */
 export type SignedTx = { chainId: number; from: string; nonce: number; hash: Hex; rawTx: Hex };
 
-/** What the caller kept of a transaction it sent, enough to find it or send it again. */
-export type StoredTx = { hash: Hex; rawTx: Hex; nonce: number };
+/**
+ * What the caller kept of a transaction it sent, enough to find it or send it again. `from`: its signer, when it may
+ * be another than the sender's (a key rotated away: its transactions are followed to the end, never replaced).
+ */
+export type StoredTx = { hash: Hex; rawTx: Hex; nonce: number; from?: string | null };
 
 /**
  * What became of a stored transaction: mined (or reverted) with its receipt; dropped when the node has no
@@ -169,8 +173,16 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
       return tx;
     },
 
-    reconcile(txs, apply) {
-      return reconcileStored({ db, chain, client, address: account.address, sign }, txs, apply);
+    async reconcile(txs, apply) {
+      const own = txs.filter((t) => !t.from || t.from.toLowerCase() === signer);
+      await reconcileStored({ db, chain, client, address: account.address, sign }, own, apply);
+      // A previous settler's transactions (a rotated key): followed with what is stored, without its key.
+      for (const from of new Set(txs.filter((t) => !own.includes(t)).map((t) => t.from!.toLowerCase())))
+        await reconcileStored(
+          { db, chain, client, address: getAddress(from) },
+          txs.filter((t) => t.from?.toLowerCase() === from),
+          apply,
+        );
     },
   };
 }

@@ -57,6 +57,15 @@ const schema = z.object({
     ),
   /** Private key that may trigger sweeps on the factory (one signer for every chain). */
   SETTLER_PRIVATE_KEY: z.string().optional(),
+  /**
+   * A remote signer (Web3Signer, Clef: JSON-RPC `eth_signTransaction`) holding the settler's key, instead of
+   * SETTLER_PRIVATE_KEY; SIGNER_ADDRESS names the account it signs with (docs/real-chain.md).
+   */
+  SIGNER_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SIGNER_ADDRESS: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, "SIGNER_ADDRESS must be a 0x-prefixed 20-byte address")
+    .optional(),
   /** Receives platform fees; must be allow-listed on the factory. */
   FEE_RECIPIENT: z.string().optional(),
   /** The most gas one wallet's sweep may cost (chains/gas-caps.ts); a token whose sweep would cost more is not swept. */

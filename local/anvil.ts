@@ -25,6 +25,8 @@ export type AnvilOptions = {
   forkUrl?: string;
   /** Anvil's own state dump/load file, so a restarted dev stack keeps its chain. */
   stateFile?: string;
+  /** Another mnemonic for its unlocked accounts (a test's remote signer holds keys no other test uses). */
+  mnemonic?: string;
 };
 
 export type Anvil = { chainId: number; port: number; rpcUrl: string; process: ChildProcess; stop(): Promise<void> };
@@ -41,7 +43,7 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
     "--silent",
     // Fixed mnemonic: deterministic accounts and contract addresses on every start.
     "--mnemonic",
-    "test test test test test test test test test test test junk",
+    opts.mnemonic ?? "test test test test test test test test test test test junk",
     "--accounts",
     "10",
     "--balance",

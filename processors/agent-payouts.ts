@@ -1,4 +1,4 @@
-import type { PrivateKeyAccount } from "viem/accounts";
+import type { LocalAccount } from "viem";
 import { txSender } from "../chains/tx-sender.js";
 import { payAgentWithdrawals } from "../modules/agents/index.js";
 import { agentPayoutAccount } from "../modules/agents/index.js";
@@ -7,7 +7,7 @@ import { logger } from "../core/log.js";
 
 /** Pays agents' withdrawals from AGENT_PAYOUT_PRIVATE_KEY (default: the settler's key), through the transaction sender. */
 export function agentPayouts() {
-  let account: PrivateKeyAccount | undefined;
+  let account: LocalAccount | undefined;
   return defineProcessor({
     name: "agent-payouts",
     intervalMs: (deps) => Math.max(deps.config.SETTLER_INTERVAL_MS, 1_000),

@@ -1,5 +1,6 @@
-import { erc20Abi, formatUnits, getAddress, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { erc20Abi, formatUnits, getAddress, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { remoteSigner } from "../../chains/remote-signer.js";
 import type pg from "pg";
 import type { Config } from "../../core/config.js";
 
@@ -13,10 +14,15 @@ type Q = Pick<pg.Pool, "query">;
  * @example
  * const account = agentPayoutAccount(deps.config); // the account the agent-payouts processor signs with
  */
-export function agentPayoutAccount(config: Pick<Config, "AGENT_PAYOUT_PRIVATE_KEY" | "SETTLER_PRIVATE_KEY">): PrivateKeyAccount {
-  const key = config.AGENT_PAYOUT_PRIVATE_KEY ?? config.SETTLER_PRIVATE_KEY;
-  if (!key) throw new Error("AGENT_PAYOUT_PRIVATE_KEY and SETTLER_PRIVATE_KEY are not set");
-  return privateKeyToAccount(key as Hex);
+export function agentPayoutAccount(
+  config: Pick<Config, "AGENT_PAYOUT_PRIVATE_KEY" | "SETTLER_PRIVATE_KEY" | "SIGNER_URL" | "SIGNER_ADDRESS">,
+): LocalAccount {
+  if (config.AGENT_PAYOUT_PRIVATE_KEY) return privateKeyToAccount(config.AGENT_PAYOUT_PRIVATE_KEY as Hex);
+  // The settler's: its remote signer when it has one (chains/remote-signer.ts), else its key.
+  if (config.SIGNER_URL && config.SIGNER_ADDRESS)
+    return remoteSigner({ url: config.SIGNER_URL, address: config.SIGNER_ADDRESS as Address });
+  if (!config.SETTLER_PRIVATE_KEY) throw new Error("AGENT_PAYOUT_PRIVATE_KEY and SETTLER_PRIVATE_KEY are not set");
+  return privateKeyToAccount(config.SETTLER_PRIVATE_KEY as Hex);
 }
 
 /**

@@ -121,7 +121,7 @@ async function withdrawRequests(deps: AppDeps) {
 /** The settler's native balance per chain: it pays the gas of every sweep. Only where SETTLER_PRIVATE_KEY is set. */
 const settlerAddresses = new Map<string, Address>();
 async function settler(deps: AppDeps) {
-  const key = deps.config.SETTLER_PRIVATE_KEY;
+  const key = deps.config.SETTLER_PRIVATE_KEY ?? deps.config.SIGNER_ADDRESS;
   if (!key) return;
   let address = settlerAddresses.get(key);
   if (!address) settlerAddresses.set(key, (address = settlerAccount(deps).address));

@@ -20,11 +20,12 @@ export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSen
   // again and, its receipt gone, the same bytes are sent again, filling the nonce the sender has moved past.
   const counted = await deps.clients.get(chain.chainId)!.getTransactionCount({ address: sender.address, blockTag: "latest" });
   const { rows } = await deps.db.pool.query(
-    `SELECT * FROM settlements WHERE chain_id = $1 AND signer = $2 AND (status IN ${LIVE} OR (status = 'mined' AND nonce >= $3))
+    `SELECT * FROM settlements WHERE chain_id = $1 AND (status IN ${LIVE} OR (status = 'mined' AND signer = $2 AND nonce >= $3))
       ORDER BY nonce`,
     [chain.chainId, sender.address.toLowerCase(), counted],
   );
-  const txs = rows.map((s) => ({ ...s, hash: s.tx_hash, rawTx: s.raw_tx }));
+  // Every signer's: a settler key rotated away leaves its transactions to be followed to the end (sender.reconcile).
+  const txs = rows.map((s) => ({ ...s, hash: s.tx_hash, rawTx: s.raw_tx, from: s.signer }));
   await sender.reconcile(txs, async (s, outcome) => {
     if (outcome.status === "mined" || outcome.status === "reverted") {
       const { receipt } = outcome;

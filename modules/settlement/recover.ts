@@ -45,10 +45,16 @@ export async function settleRecoveries(deps: AppDeps, chain: ActiveChain, sender
 /** Signed or sent: mined -> `mined` (waits for the index); reverted -> `failed`; dropped -> `requested` again. */
 async function reconcileRecoveries(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
   const { rows } = await deps.db.pool.query(
-    `SELECT id, status, tx_hash, raw_tx, nonce FROM fund_recoveries WHERE chain_id = $1 AND signer = $2 AND status IN ('signed', 'sent') ORDER BY nonce`,
-    [chain.chainId, sender.address.toLowerCase()],
+    `SELECT id, status, tx_hash, raw_tx, nonce, signer FROM fund_recoveries WHERE chain_id = $1 AND status IN ('signed', 'sent') ORDER BY nonce`,
+    [chain.chainId],
   );
-  const txs = rows.map((r) => ({ ...r, hash: r.tx_hash as Hex, rawTx: r.raw_tx as Hex, nonce: r.nonce as number }));
+  const txs = rows.map((r) => ({
+    ...r,
+    hash: r.tx_hash as Hex,
+    rawTx: r.raw_tx as Hex,
+    nonce: r.nonce as number,
+    from: r.signer as string,
+  }));
   await sender.reconcile(txs, async (r, outcome) => {
     const from = ["signed", "sent"] as const;
     const now = deps.now();

@@ -1,5 +1,6 @@
-import type { Hex } from "viem";
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { Address, Hex, LocalAccount } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { remoteSigner } from "../../chains/remote-signer.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { BroadcastHooks } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
@@ -15,10 +16,12 @@ export const COVERING = `('signed', 'sent', 'mined')`;
 /** Test seams: crash the settler at the two points a crash can leave a transaction half-recorded. */
 export type SettlerHooks = BroadcastHooks;
 
-export function settlerAccount(deps: AppDeps): PrivateKeyAccount {
-  const key = deps.config.SETTLER_PRIVATE_KEY;
-  if (!key) throw new Error("SETTLER_PRIVATE_KEY is not set");
-  return privateKeyToAccount(key as Hex);
+export function settlerAccount(deps: Pick<AppDeps, "config">): LocalAccount {
+  const { SIGNER_URL, SIGNER_ADDRESS, SETTLER_PRIVATE_KEY } = deps.config;
+  // The remote signer wins: an operator who set it means the key to stay out of the service.
+  if (SIGNER_URL && SIGNER_ADDRESS) return remoteSigner({ url: SIGNER_URL, address: SIGNER_ADDRESS as Address });
+  if (!SETTLER_PRIVATE_KEY) throw new Error("SETTLER_PRIVATE_KEY (or SIGNER_URL and SIGNER_ADDRESS) is not set");
+  return privateKeyToAccount(SETTLER_PRIVATE_KEY as Hex);
 }
 
 export async function failPayments(deps: AppDeps, rows: PaymentRow[], reason: string) {

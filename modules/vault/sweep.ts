@@ -89,11 +89,12 @@ async function depositsOfSweep(client: pg.PoolClient, sweepId: string): Promise<
 
 /** Signed or sent: mined -> `mined` (completion waits for the index); reverted -> deposits fail; dropped -> swept again. */
 async function reconcileSweeps(deps: AppDeps, chain: ActiveChain, sender: TxSender) {
-  const { rows } = await deps.db.pool.query<{ id: string; status: string; tx_hash: Hex; raw_tx: Hex; nonce: number }>(
-    `SELECT id, status, tx_hash, raw_tx, nonce FROM vault_sweeps WHERE chain_id = $1 AND signer = $2 AND status IN ('signed', 'sent') ORDER BY nonce`,
-    [chain.chainId, sender.address.toLowerCase()],
+  const { rows } = await deps.db.pool.query<{ id: string; status: string; tx_hash: Hex; raw_tx: Hex; nonce: number; signer: string }>(
+    `SELECT id, status, tx_hash, raw_tx, nonce, signer FROM vault_sweeps WHERE chain_id = $1 AND status IN ('signed', 'sent') ORDER BY nonce`,
+    [chain.chainId],
   );
-  const txs = rows.map((r) => ({ ...r, hash: r.tx_hash, rawTx: r.raw_tx }));
+  // Every signer's: a settler key rotated away leaves its sweeps to be followed to the end (sender.reconcile).
+  const txs = rows.map((r) => ({ ...r, hash: r.tx_hash, rawTx: r.raw_tx, from: r.signer }));
   await sender.reconcile(txs, async (s, outcome) => {
     await withTransaction(deps.db, async (client) => {
       const cur = await client.query(`SELECT 1 FROM vault_sweeps WHERE id = $1 AND status IN ('signed', 'sent') FOR UPDATE`, [s.id]);

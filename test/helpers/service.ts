@@ -86,7 +86,8 @@ export async function startTestService(opts: { processors?: boolean; env?: Recor
   };
 }
 
-async function authorizeSettler(deps: TestDeps, settler: Address) {
+/** Allows `settler` to sweep on every chain's factory, and gives it gas. */
+export async function authorizeSettler(deps: TestDeps, settler: Address) {
   // The deployer (factory owner) is shared by parallel test files: one of them at a time.
   const lock = await deps.db.pool.connect();
   await lock.query(`SELECT pg_advisory_lock(hashtext('test:deployer'))`);
