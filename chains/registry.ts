@@ -34,6 +34,11 @@ export type ChainInfo = {
   tokens: TokenInfo[];
   /** How transactions are priced and when one that waits is replaced (chains/fees.ts). */
   fees: FeeRule;
+  /**
+   * An OP-stack chain charges an L1 data fee on top of L2 gas, read from its GasPriceOracle predeploy
+   * (modules/pricing/l1-fee.ts). Arbitrum's L1 component is inside eth_estimateGas and its gas price: nothing to add.
+   */
+  l1DataFee?: "op-stack";
 };
 
 /**
@@ -79,6 +84,9 @@ const token = (symbol: string, decimals: number, address?: string): TokenInfo =>
  * Sepolia, ...); MULTICALL3_ADDRESS_<chainId> names another, the local stack puts it here (local/deploy.ts).
  */
 export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
+
+/** The OP-stack GasPriceOracle predeploy (Base, 8453; every OP-stack chain): `getL1Fee(bytes)`, the L1 data fee. */
+export const GAS_PRICE_ORACLE: Address = "0x420000000000000000000000000000000000000F";
 
 /** Symbol of the service's own token (chain 1, 18 decimals). */
 export const SERVICE_TOKEN_SYMBOL = "CPAY";
@@ -140,6 +148,7 @@ export const CHAINS: readonly ChainInfo[] = [
     priceIndexed: true,
     finalityBlocks: 30,
     fees: fees(0, 50, 2_000, 5),
+    l1DataFee: "op-stack",
     priceIndexIds: { platform: "base", nativeCoin: "ethereum" },
     native: native("ETH"),
     tokens: [stable("USDC", 6, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")],

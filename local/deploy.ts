@@ -11,13 +11,14 @@ import {
 } from "viem";
 import { bridgeDestinationAbi, bridgeDestinationBytecode } from "../abis/BridgeDestination.js";
 import { bridgeSourceAbi, bridgeSourceBytecode } from "../abis/BridgeSource.js";
+import { gasPriceOracleStandInBytecode } from "../abis/GasPriceOracleStandIn.js";
 import { multicall3Bytecode } from "../abis/Multicall3.js";
 import { priceOracleAbi, priceOracleBytecode } from "../abis/PriceOracle.js";
 import { sanctionsOracleAbi, sanctionsOracleBytecode } from "../abis/SanctionsOracle.js";
 import { testTokenAbi, testTokenBytecode } from "../abis/TestToken.js";
 import { tetherTokenAbi, tetherTokenBytecode } from "../abis/TetherToken.js";
 import { walletFactoryAbi, walletFactoryBytecode } from "../abis/WalletFactory.js";
-import { chainInfo, MULTICALL3_ADDRESS, SERVICE_TOKEN_SYMBOL } from "../chains/registry.js";
+import { chainInfo, GAS_PRICE_ORACLE, MULTICALL3_ADDRESS, SERVICE_TOKEN_SYMBOL } from "../chains/registry.js";
 import type { ChainDeployment } from "../chains/runtime.js";
 import { LOCAL_ROLES } from "./accounts.js";
 
@@ -43,6 +44,17 @@ async function placeMulticall3(pub: PublicClient): Promise<Address> {
   if (!data || data.length < 4) throw new Error("local deployment: Multicall3 creation code returned nothing");
   await pub.request({ method: "anvil_setCode" as any, params: [MULTICALL3_ADDRESS, data] as any });
   return MULTICALL3_ADDRESS;
+}
+
+/**
+ * An OP-stack chain's GasPriceOracle predeploy (L1 data fee, modules/pricing/l1-fee.ts): the stand-in's runtime code at
+ * its address, as Multicall3 is placed.
+ */
+async function placeGasPriceOracle(pub: PublicClient): Promise<void> {
+  if ((await pub.getCode({ address: GAS_PRICE_ORACLE }))?.length) return;
+  const { data } = await pub.call({ data: gasPriceOracleStandInBytecode });
+  if (!data || data.length < 4) throw new Error("local deployment: GasPriceOracle creation code returned nothing");
+  await pub.request({ method: "anvil_setCode" as any, params: [GAS_PRICE_ORACLE, data] as any });
 }
 
 /**
@@ -123,6 +135,7 @@ export async function deployLocalChain(opts: {
     })) as Address;
   }
   const multicall3 = await placeMulticall3(pub);
+  if (info.l1DataFee === "op-stack") await placeGasPriceOracle(pub);
   const startBlock = Number(await pub.getBlockNumber());
   return {
     chainId: opts.chainId,

@@ -7,7 +7,7 @@ import path from "node:path";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 /** Cheapest first, so a short run still gets the quick figures. */
-const ALL = ["sweep-gas", "creation", "webhook-throughput", "payment-latency", "backfill", "mainnet-volume"];
+const ALL = ["sweep-gas", "fee-spike", "creation", "webhook-throughput", "payment-latency", "backfill", "mainnet-volume"];
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((n) => !ALL.includes(n));

@@ -21,6 +21,7 @@ const CONTRACTS = [
   "BridgeDestination",
   "SanctionsOracle",
   "GasBurnerToken",
+  "GasPriceOracleStandIn",
 ];
 
 const sources = Object.fromEntries(

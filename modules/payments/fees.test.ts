@@ -211,6 +211,12 @@ describe("helpers", () => {
     expect(gasFeeUsd18({ gasUnits: 1n, gasPriceWei: 1n, nativePriceUsd18: 1n })).toBe(1n);
     expect(gasFeeUsd18({ gasUnits: 0n, gasPriceWei: 1n, nativePriceUsd18: ONE_USD18 })).toBe(0n);
     expect(() => gasFeeUsd18({ gasUnits: -1n, gasPriceWei: 1n, nativePriceUsd18: 1n })).toThrow(RangeError);
+    // An OP-stack chain's L1 data fee (wei) is added before the conversion: 150k gas at 0.01 gwei + 0.00005 ETH of L1
+    // fee, ETH at 3000 USD: (1.5e12 + 5e13) wei = 5.15e13 wei = 0.1545 USD.
+    expect(
+      gasFeeUsd18({ gasUnits: 150_000n, gasPriceWei: 10_000_000n, nativePriceUsd18: parsePrice18("3000"), l1FeeWei: 50_000_000_000_000n }),
+    ).toBe(parsePrice18("0.1545"));
+    expect(() => gasFeeUsd18({ gasUnits: 1n, gasPriceWei: 1n, nativePriceUsd18: 1n, l1FeeWei: -1n })).toThrow(RangeError);
   });
 
   it("conversions between USD and units", () => {

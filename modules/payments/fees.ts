@@ -89,10 +89,15 @@ export function usd18ToUnitsCeil(usd18: bigint, decimals: number, priceUsd18: bi
   return mulDivCeil(usd18, pow10(decimals), priceUsd18);
 }
 
-/** Gas cost in USD (18 decimals): gasUnits * gasPriceWei wei of an 18-decimal native coin at nativePriceUsd18, rounded up. */
-export function gasFeeUsd18(p: { gasUnits: bigint; gasPriceWei: bigint; nativePriceUsd18: bigint }): bigint {
-  if (p.gasUnits < 0n || p.gasPriceWei < 0n || p.nativePriceUsd18 < 0n) throw new RangeError("gas inputs must be non-negative");
-  return mulDivCeil(p.gasUnits * p.gasPriceWei, p.nativePriceUsd18, ONE_USD18);
+/**
+ * Gas cost in USD (18 decimals): gasUnits * gasPriceWei (+ an OP-stack chain's L1 data fee) wei of an 18-decimal native
+ * coin at nativePriceUsd18, rounded up.
+ */
+export function gasFeeUsd18(p: { gasUnits: bigint; gasPriceWei: bigint; nativePriceUsd18: bigint; l1FeeWei?: bigint }): bigint {
+  const l1 = p.l1FeeWei ?? 0n;
+  if (p.gasUnits < 0n || p.gasPriceWei < 0n || p.nativePriceUsd18 < 0n || l1 < 0n) throw new RangeError("gas inputs must be non-negative");
+  // An OP-stack chain's L1 data fee is paid in its native coin on top of L2 gas (modules/pricing/l1-fee.ts).
+  return mulDivCeil(p.gasUnits * p.gasPriceWei + l1, p.nativePriceUsd18, ONE_USD18);
 }
 
 export function computeFees(input: FeeInput): FeeBreakdown {

@@ -1,4 +1,4 @@
-import { cachedGasPrice } from "../pricing/index.js";
+import { cachedGasPrice, cachedL1DataFee } from "../pricing/index.js";
 import type { AppDeps, Merchant, MerchantAgent } from "../../core/deps.js";
 import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
 import { Invalid, Unavailable } from "../../core/errors.js";
@@ -83,9 +83,10 @@ export async function quotePayment(
   let gasUsd18 = 0n;
   const nativePrice = await orUnavailable(resolveNativePriceUsd(deps, q.chain.chainId, undefined, { cached: true }));
   if (nativePrice) {
-    const gasPriceWei = await cachedGasPrice(deps.clients.get(q.chain.chainId)!);
+    const client = deps.clients.get(q.chain.chainId)!;
+    const [gasPriceWei, l1FeeWei] = await Promise.all([cachedGasPrice(client), cachedL1DataFee(client, q.chain)]);
     const gasUnits = q.token.kind === "native" ? SWEEP_GAS_UNITS.native : SWEEP_GAS_UNITS.token;
-    gasUsd18 = gasFeeUsd18({ gasUnits, gasPriceWei, nativePriceUsd18: nativePrice.priceUsd18 });
+    gasUsd18 = gasFeeUsd18({ gasUnits, gasPriceWei, nativePriceUsd18: nativePrice.priceUsd18, l1FeeWei });
   }
   const feesOf = (promo: boolean): QuoteFees => {
     const fees = computeFees({
