@@ -35,10 +35,10 @@ export type ChainInfo = {
   /** How transactions are priced and when one that waits is replaced (chains/fees.ts). */
   fees: FeeRule;
   /**
-   * An OP-stack chain charges an L1 data fee on top of L2 gas, read from its GasPriceOracle predeploy
-   * (modules/pricing/l1-fee.ts). Arbitrum's L1 component is inside eth_estimateGas and its gas price: nothing to add.
+   * What a transaction pays for its L1 data (modules/pricing/l1-fee.ts): on an OP-stack chain a fee on top of L2 gas
+   * (GasPriceOracle predeploy); on Arbitrum extra L2 gas, the L1 component eth_estimateGas includes (NodeInterface).
    */
-  l1DataFee?: "op-stack";
+  l1DataFee?: "op-stack" | "arbitrum";
 };
 
 /**
@@ -87,6 +87,9 @@ export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a1739
 
 /** The OP-stack GasPriceOracle predeploy (Base, 8453; every OP-stack chain): `getL1Fee(bytes)`, the L1 data fee. */
 export const GAS_PRICE_ORACLE: Address = "0x420000000000000000000000000000000000000F";
+
+/** Arbitrum's NodeInterface (a virtual contract its nodes answer for eth_call): `gasEstimateL1Component`. */
+export const ARBITRUM_NODE_INTERFACE: Address = "0x00000000000000000000000000000000000000C8";
 
 /** Symbol of the service's own token (chain 1, 18 decimals). */
 export const SERVICE_TOKEN_SYMBOL = "CPAY";
@@ -161,6 +164,7 @@ export const CHAINS: readonly ChainInfo[] = [
     priceIndexed: false,
     finalityBlocks: 240,
     fees: fees(0, 50, 250, 20),
+    l1DataFee: "arbitrum",
     native: native("ETH"),
     tokens: [
       stable("USDT", 6, "0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9"),

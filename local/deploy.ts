@@ -13,12 +13,13 @@ import { bridgeDestinationAbi, bridgeDestinationBytecode } from "../abis/BridgeD
 import { bridgeSourceAbi, bridgeSourceBytecode } from "../abis/BridgeSource.js";
 import { gasPriceOracleStandInBytecode } from "../abis/GasPriceOracleStandIn.js";
 import { multicall3Bytecode } from "../abis/Multicall3.js";
+import { nodeInterfaceStandInBytecode } from "../abis/NodeInterfaceStandIn.js";
 import { priceOracleAbi, priceOracleBytecode } from "../abis/PriceOracle.js";
 import { sanctionsOracleAbi, sanctionsOracleBytecode } from "../abis/SanctionsOracle.js";
 import { testTokenAbi, testTokenBytecode } from "../abis/TestToken.js";
 import { tetherTokenAbi, tetherTokenBytecode } from "../abis/TetherToken.js";
 import { walletFactoryAbi, walletFactoryBytecode } from "../abis/WalletFactory.js";
-import { chainInfo, GAS_PRICE_ORACLE, MULTICALL3_ADDRESS, SERVICE_TOKEN_SYMBOL } from "../chains/registry.js";
+import { ARBITRUM_NODE_INTERFACE, chainInfo, GAS_PRICE_ORACLE, MULTICALL3_ADDRESS, SERVICE_TOKEN_SYMBOL } from "../chains/registry.js";
 import type { ChainDeployment } from "../chains/runtime.js";
 import { LOCAL_ROLES } from "./accounts.js";
 
@@ -47,14 +48,14 @@ async function placeMulticall3(pub: PublicClient): Promise<Address> {
 }
 
 /**
- * An OP-stack chain's GasPriceOracle predeploy (L1 data fee, modules/pricing/l1-fee.ts): the stand-in's runtime code at
- * its address, as Multicall3 is placed.
+ * A system contract of the chain (an OP-stack chain's GasPriceOracle, Arbitrum's NodeInterface: the L1 data cost,
+ * modules/pricing/l1-fee.ts): its stand-in's runtime code at its address, as Multicall3 is placed.
  */
-async function placeGasPriceOracle(pub: PublicClient): Promise<void> {
-  if ((await pub.getCode({ address: GAS_PRICE_ORACLE }))?.length) return;
-  const { data } = await pub.call({ data: gasPriceOracleStandInBytecode });
-  if (!data || data.length < 4) throw new Error("local deployment: GasPriceOracle creation code returned nothing");
-  await pub.request({ method: "anvil_setCode" as any, params: [GAS_PRICE_ORACLE, data] as any });
+async function placeCode(pub: PublicClient, address: Address, creationCode: Hex): Promise<void> {
+  if ((await pub.getCode({ address }))?.length) return;
+  const { data } = await pub.call({ data: creationCode });
+  if (!data || data.length < 4) throw new Error(`local deployment: the stand-in for ${address} returned no code`);
+  await pub.request({ method: "anvil_setCode" as any, params: [address, data] as any });
 }
 
 /**
@@ -135,7 +136,8 @@ export async function deployLocalChain(opts: {
     })) as Address;
   }
   const multicall3 = await placeMulticall3(pub);
-  if (info.l1DataFee === "op-stack") await placeGasPriceOracle(pub);
+  if (info.l1DataFee === "op-stack") await placeCode(pub, GAS_PRICE_ORACLE, gasPriceOracleStandInBytecode);
+  if (info.l1DataFee === "arbitrum") await placeCode(pub, ARBITRUM_NODE_INTERFACE, nodeInterfaceStandInBytecode);
   const startBlock = Number(await pub.getBlockNumber());
   return {
     chainId: opts.chainId,

@@ -22,6 +22,7 @@ const CONTRACTS = [
   "SanctionsOracle",
   "GasBurnerToken",
   "GasPriceOracleStandIn",
+  "NodeInterfaceStandIn",
 ];
 
 const sources = Object.fromEntries(

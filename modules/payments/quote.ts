@@ -1,4 +1,4 @@
-import { cachedGasPrice, cachedL1DataFee } from "../pricing/index.js";
+import { cachedGasPrice, cachedL1Cost } from "../pricing/index.js";
 import type { AppDeps, Merchant, MerchantAgent } from "../../core/deps.js";
 import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
 import { Invalid, Unavailable } from "../../core/errors.js";
@@ -84,9 +84,10 @@ export async function quotePayment(
   const nativePrice = await orUnavailable(resolveNativePriceUsd(deps, q.chain.chainId, undefined, { cached: true }));
   if (nativePrice) {
     const client = deps.clients.get(q.chain.chainId)!;
-    const [gasPriceWei, l1FeeWei] = await Promise.all([cachedGasPrice(client), cachedL1DataFee(client, q.chain)]);
-    const gasUnits = q.token.kind === "native" ? SWEEP_GAS_UNITS.native : SWEEP_GAS_UNITS.token;
-    gasUsd18 = gasFeeUsd18({ gasUnits, gasPriceWei, nativePriceUsd18: nativePrice.priceUsd18, l1FeeWei });
+    const [gasPriceWei, l1] = await Promise.all([cachedGasPrice(client), cachedL1Cost(client, q.chain)]);
+    // Its L1 data: a fee on an OP-stack chain, extra L2 gas on Arbitrum (modules/pricing/l1-fee.ts).
+    const gasUnits = (q.token.kind === "native" ? SWEEP_GAS_UNITS.native : SWEEP_GAS_UNITS.token) + l1.gasUnits;
+    gasUsd18 = gasFeeUsd18({ gasUnits, gasPriceWei, nativePriceUsd18: nativePrice.priceUsd18, l1FeeWei: l1.feeWei });
   }
   const feesOf = (promo: boolean): QuoteFees => {
     const fees = computeFees({

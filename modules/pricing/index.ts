@@ -1,6 +1,6 @@
 // The pricing module's one door: other code imports only this file.
 export { cachedGasPrice } from "./gas-price.js";
-export { cachedL1DataFee, sampleSweepTx } from "./l1-fee.js";
+export { cachedL1Cost, type L1Cost, sampleSweepTx } from "./l1-fee.js";
 export { oraclePrice, oraclePriceQuery, tokenMetadata, tokenMetadataQuery, tokenPrice, tokenPriceQuery } from "./lookups.js";
 export { JsonNumber, parseJsonLossless } from "./lossless-json.js";
 export { defaultOracleChain, normalizeOracleSymbol, OracleUnavailableError, readOracleAt, readOraclePrice } from "./oracle.js";

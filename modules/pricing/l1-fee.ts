@@ -1,13 +1,19 @@
 import { parseAbi, serializeTransaction, type Address, type PublicClient } from "viem";
 import { encodeSweep } from "../../chains/factory-calls.js";
-import { GAS_PRICE_ORACLE } from "../../chains/registry.js";
+import { ARBITRUM_NODE_INTERFACE, GAS_PRICE_ORACLE } from "../../chains/registry.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { scopedCache } from "../../core/ttl-cache.js";
 import { GAS_PRICE_TTL_MS } from "./gas-price.js";
 
 const gasPriceOracleAbi = parseAbi(["function getL1Fee(bytes _data) view returns (uint256)"]);
+const nodeInterfaceAbi = parseAbi([
+  "function gasEstimateL1Component(address to, bool contractCreation, bytes data) payable returns (uint64 gasEstimateForL1, uint256 baseFee, uint256 l1BaseFeeEstimate)",
+]);
 
-const l1Fees = scopedCache<{ wei: bigint }>(1);
+/** What one sweep pays for its L1 data: a fee in wei (OP stack), or L2 gas on top of its own (Arbitrum). */
+export type L1Cost = { feeWei: bigint; gasUnits: bigint };
+const NONE: L1Cost = { feeWei: 0n, gasUnits: 0n };
+const l1Costs = scopedCache<L1Cost>(1);
 
 /**
  * The unsigned bytes of one wallet's sweep on `chain` (what a payment's settlement costs on L1): a
@@ -23,31 +29,50 @@ export function sampleSweepTx(chain: Pick<ActiveChain, "chainId" | "factory">) {
     gas: 300_000n,
     maxFeePerGas: 10_000_000_000n,
     maxPriorityFeePerGas: 1_000_000_000n,
-    data: encodeSweep([{ salt: `0x${"22".repeat(32)}`, payout: any, token: any, fee: 10n ** 18n, feeRecipient: any }]),
+    data: sampleSweepData(),
   });
 }
 
+/** The calldata of one wallet's `deployAndSweep`, every argument non-zero (what its bytes cost on L1). */
+function sampleSweepData() {
+  const any = "0x1111111111111111111111111111111111111111" as Address;
+  return encodeSweep([{ salt: `0x${"22".repeat(32)}`, payout: any, token: any, fee: 10n ** 18n, feeRecipient: any }]);
+}
+
 /**
- * The L1 data fee (wei) of one sweep on an OP-stack chain (`GasPriceOracle.getL1Fee` of sampleSweepTx), read at most
- * once per `ttlMs` per client like the gas price; 0 on any other chain. Added to the gas fee of quotes, and so to
- * the Gas Tank fee a gasless payment is charged.
+ * What one sweep pays for its L1 data, read at most once per `ttlMs` per client like the gas price: on an OP-stack
+ * chain `GasPriceOracle.getL1Fee` of sampleSweepTx (wei, on top of L2 gas); on Arbitrum `NodeInterface.
+ * gasEstimateL1Component` of the same call (L2 gas, what eth_estimateGas would add); nothing elsewhere. Quotes add it
+ * to the sweep's gas, so the gas fee and a Gas Tank payment's fee include it.
  *
  * @example
- * const wei = await cachedL1DataFee(deps.clients.get(8453)!, chain); // e.g. 1_234_567_890n
+ * const { feeWei, gasUnits } = await cachedL1Cost(deps.clients.get(8453)!, chain); // { feeWei: 67_961_088_741n, gasUnits: 0n }
  */
-export async function cachedL1DataFee(
+export async function cachedL1Cost(
   client: PublicClient,
   chain: Pick<ActiveChain, "chainId" | "factory" | "l1DataFee">,
   ttlMs = GAS_PRICE_TTL_MS,
-): Promise<bigint> {
-  if (chain.l1DataFee !== "op-stack") return 0n;
-  const entry = await l1Fees(client, ttlMs).get("l1Fee", async () => ({
-    wei: await client.readContract({
-      address: GAS_PRICE_ORACLE,
-      abi: gasPriceOracleAbi,
-      functionName: "getL1Fee",
-      args: [sampleSweepTx(chain)],
-    }),
-  }));
-  return entry!.wei;
+): Promise<L1Cost> {
+  if (!chain.l1DataFee) return NONE;
+  const kind = chain.l1DataFee;
+  const entry = await l1Costs(client, ttlMs).get("l1", async () => {
+    if (kind === "op-stack")
+      return {
+        feeWei: await client.readContract({
+          address: GAS_PRICE_ORACLE,
+          abi: gasPriceOracleAbi,
+          functionName: "getL1Fee",
+          args: [sampleSweepTx(chain)],
+        }),
+        gasUnits: 0n,
+      };
+    const { result } = await client.simulateContract({
+      address: ARBITRUM_NODE_INTERFACE,
+      abi: nodeInterfaceAbi,
+      functionName: "gasEstimateL1Component",
+      args: [chain.factory ?? ARBITRUM_NODE_INTERFACE, false, sampleSweepData()],
+    });
+    return { feeWei: 0n, gasUnits: result[0] };
+  });
+  return entry!;
 }
