@@ -78,3 +78,10 @@ export function remoteSigner(opts: { url: string; address: Address; timeoutMs?: 
     },
   });
 }
+
+/** The remote signer SIGNER_URL and SIGNER_ADDRESS name, or null when they are not both set. */
+export function remoteSignerOf(config: { SIGNER_URL?: string; SIGNER_ADDRESS?: string }): LocalAccount | null {
+  return config.SIGNER_URL && config.SIGNER_ADDRESS
+    ? remoteSigner({ url: config.SIGNER_URL, address: config.SIGNER_ADDRESS as Address })
+    : null;
+}

@@ -156,7 +156,7 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
       const market = await marketOf(client);
       const fees = initialFees(chain.fees, market);
       const tx = await withTransaction(db, async (c) => {
-        await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chain.chainId}:${signer}`]);
+        await lockSigner(c, chain.chainId, signer);
         if (claim && !(await claim(c))) return null;
         const nonce = await takeNonce(c);
         const rawTx = await sign({ to, data, value, nonce, gas: limit, ...fees });
@@ -185,6 +185,11 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
         );
     },
   };
+}
+
+/** The signer's lock on a chain, for the rest of the caller's transaction: one nonce taken or replaced at a time. */
+async function lockSigner(c: Pick<PoolClient, "query">, chainId: number, signer: string) {
+  await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chainId}:${signer}`]);
 }
 
 /** A version of a nonce as stored (tx_versions). */
@@ -385,7 +390,7 @@ async function replace(
   sign: NonNullable<StoredTxContext["sign"]>,
 ): Promise<Version | null> {
   return withTransaction(db, async (c) => {
-    await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chain.chainId}:${signer}`]);
+    await lockSigner(c, chain.chainId, signer);
     const { rows } = await c.query<{ hash: string }>(
       `SELECT hash FROM tx_versions WHERE chain_id = $1 AND signer = $2 AND nonce = $3 ORDER BY version DESC LIMIT 1`,
       [chain.chainId, signer, nonce],

@@ -1,6 +1,6 @@
 import { erc20Abi, formatUnits, getAddress, zeroAddress, type Address, type Hex, type LocalAccount, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { remoteSigner } from "../../chains/remote-signer.js";
+import { remoteSignerOf } from "../../chains/remote-signer.js";
 import type pg from "pg";
 import type { Config } from "../../core/config.js";
 
@@ -19,8 +19,8 @@ export function agentPayoutAccount(
 ): LocalAccount {
   if (config.AGENT_PAYOUT_PRIVATE_KEY) return privateKeyToAccount(config.AGENT_PAYOUT_PRIVATE_KEY as Hex);
   // The settler's: its remote signer when it has one (chains/remote-signer.ts), else its key.
-  if (config.SIGNER_URL && config.SIGNER_ADDRESS)
-    return remoteSigner({ url: config.SIGNER_URL, address: config.SIGNER_ADDRESS as Address });
+  const remote = remoteSignerOf(config);
+  if (remote) return remote;
   if (!config.SETTLER_PRIVATE_KEY) throw new Error("AGENT_PAYOUT_PRIVATE_KEY and SETTLER_PRIVATE_KEY are not set");
   return privateKeyToAccount(config.SETTLER_PRIVATE_KEY as Hex);
 }

@@ -1,6 +1,6 @@
-import type { Address, Hex, LocalAccount } from "viem";
+import type { Hex, LocalAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { remoteSigner } from "../../chains/remote-signer.js";
+import { remoteSignerOf } from "../../chains/remote-signer.js";
 import type { AppDeps } from "../../core/deps.js";
 import type { BroadcastHooks } from "../../chains/tx-sender.js";
 import { withTransaction } from "../../db/client.js";
@@ -17,9 +17,10 @@ export const COVERING = `('signed', 'sent', 'mined')`;
 export type SettlerHooks = BroadcastHooks;
 
 export function settlerAccount(deps: Pick<AppDeps, "config">): LocalAccount {
-  const { SIGNER_URL, SIGNER_ADDRESS, SETTLER_PRIVATE_KEY } = deps.config;
+  const { SETTLER_PRIVATE_KEY } = deps.config;
   // The remote signer wins: an operator who set it means the key to stay out of the service.
-  if (SIGNER_URL && SIGNER_ADDRESS) return remoteSigner({ url: SIGNER_URL, address: SIGNER_ADDRESS as Address });
+  const remote = remoteSignerOf(deps.config);
+  if (remote) return remote;
   if (!SETTLER_PRIVATE_KEY) throw new Error("SETTLER_PRIVATE_KEY (or SIGNER_URL and SIGNER_ADDRESS) is not set");
   return privateKeyToAccount(SETTLER_PRIVATE_KEY as Hex);
 }
