@@ -37,6 +37,19 @@ describe("registry: the spec's networks and tokens", () => {
         .sort((a, b) => a - b),
     ).toEqual([1, 56, 137, 8453]);
   });
+
+  it("prices every chain as EIP-1559; the operator's cap keeps the rule's type", () => {
+    expect(new Set(CHAINS.map((c) => c.fees.type))).toEqual(new Set(["eip1559"]));
+    expect(chainInfo(137)!.fees).toEqual({
+      type: "eip1559",
+      minPriorityFeeGwei: 30,
+      maxFeePerGasGwei: 5_000,
+      blockTimeMs: 2_000,
+      replaceAfterBlocks: 5,
+    });
+    const [c] = activeChains({ RPC_URL_56: "http://bsc", MAX_FEE_PER_GAS_GWEI_56: "20" });
+    expect(c!.fees).toMatchObject({ type: "eip1559", maxFeePerGasGwei: 20 });
+  });
 });
 
 describe("runtime: which chains this process serves", () => {

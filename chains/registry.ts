@@ -42,13 +42,25 @@ export type ChainInfo = {
 };
 
 /**
- * A chain's fee market as the transaction sender meets it (EIP-1559 on every chain here).
- * `MAX_FEE_PER_GAS_GWEI_<chainId>` overrides the cap.
+ * A chain's fee market as the transaction sender meets it. `MAX_FEE_PER_GAS_GWEI_<chainId>` overrides the cap.
+ *
+ * @example fees(30, 5_000, 2_000, 5) // Polygon: EIP-1559 with its validators' 30 gwei tip floor
+ * @example fees(0, 100, 3_000, 4, "legacy") // a chain without EIP-1559: `gasPrice` only, capped at 100 gwei
  */
 export type FeeRule = {
-  /** The smallest tip the chain's validators take (Polygon PoS enforces one, about 25-30 gwei). */
+  /**
+   * `eip1559` (every chain here): type-2 transactions, a max fee and a tip. `legacy`: a chain without EIP-1559, whose
+   * nodes refuse type-2 transactions: type-0 transactions with one `gasPrice` (chains/fees.ts).
+   */
+  type: "eip1559" | "legacy";
+  /** The smallest tip the chain's validators take (Polygon PoS enforces one, about 25-30 gwei). EIP-1559 only. */
   minPriorityFeeGwei: number;
-  /** The most the service pays per gas: a transaction that needs more waits at the cap (health says so). */
+  /** Legacy only: the smallest `gasPrice` the chain's validators take (0 when unset: the node's `eth_gasPrice` is taken). */
+  minGasPriceGwei?: number;
+  /**
+   * The most the service pays per gas (a legacy chain: the most `gasPrice`): a transaction that needs more waits at the
+   * cap (health says so).
+   */
   maxFeePerGasGwei: number;
   /** Average block interval. */
   blockTimeMs: number;
@@ -56,7 +68,14 @@ export type FeeRule = {
   replaceAfterBlocks: number;
 };
 
-const fees = (minPriorityFeeGwei: number, maxFeePerGasGwei: number, blockTimeMs: number, replaceAfterBlocks: number): FeeRule => ({
+const fees = (
+  minPriorityFeeGwei: number,
+  maxFeePerGasGwei: number,
+  blockTimeMs: number,
+  replaceAfterBlocks: number,
+  type: FeeRule["type"] = "eip1559",
+): FeeRule => ({
+  type,
   minPriorityFeeGwei,
   maxFeePerGasGwei,
   blockTimeMs,

@@ -14,7 +14,8 @@ import { toAccount } from "viem/accounts";
 /**
  * An account whose key the service never holds: transactions are signed by a remote signer over JSON-RPC
  * `eth_signTransaction` (Web3Signer answers the signed bytes; geth and Clef answer `{ raw, tx }`). What comes back is
- * checked before it is used: signed by `address`, for the chain, nonce, recipient, data, value, gas and fees asked.
+ * checked before it is used: signed by `address`, for the chain, type, nonce, recipient, data, value, gas and fees asked
+ * (type 2 and both fees, or on a legacy chain type 0 and its gas price).
  * Only transactions: the service signs nothing else.
  *
  * @example
@@ -25,7 +26,9 @@ export function remoteSigner(opts: { url: string; address: Address; timeoutMs?: 
   const address = getAddress(opts.address);
   let id = 0;
   async function signTransaction(tx: TransactionSerializable): Promise<Hex> {
-    const t = tx as TransactionSerializable & { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
+    const t = tx as TransactionSerializable & { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint; gasPrice?: bigint };
+    // A legacy chain's transaction (chains/fees.ts): type 0 and its gas price; else type 2 and both fees.
+    const legacy = t.type === "legacy";
     const hex = (v: bigint | number | undefined) => (v === undefined ? undefined : toHex(v));
     const params = {
       from: address,
@@ -35,9 +38,9 @@ export function remoteSigner(opts: { url: string; address: Address; timeoutMs?: 
       gas: hex(t.gas),
       nonce: hex(t.nonce),
       chainId: hex(t.chainId),
-      type: "0x2",
-      maxFeePerGas: hex(t.maxFeePerGas),
-      maxPriorityFeePerGas: hex(t.maxPriorityFeePerGas),
+      ...(legacy
+        ? { type: "0x0", gasPrice: hex(t.gasPrice) }
+        : { type: "0x2", maxFeePerGas: hex(t.maxFeePerGas), maxPriorityFeePerGas: hex(t.maxPriorityFeePerGas) }),
     };
     const res = await fetch(opts.url, {
       method: "POST",
@@ -50,8 +53,13 @@ export function remoteSigner(opts: { url: string; address: Address; timeoutMs?: 
     if (body.error) throw new Error(`remote signer refused: ${body.error.message ?? "error"}`);
     const raw = typeof body.result === "string" ? body.result : body.result?.raw;
     if (!raw || !/^0x[0-9a-fA-F]+$/.test(raw)) throw new Error("remote signer answered no signed transaction");
-    const signed = parseTransaction(raw) as TransactionSerializable & { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
+    const signed = parseTransaction(raw) as TransactionSerializable & {
+      maxFeePerGas?: bigint;
+      maxPriorityFeePerGas?: bigint;
+      gasPrice?: bigint;
+    };
     const same =
+      signed.type === (legacy ? "legacy" : "eip1559") &&
       signed.chainId === t.chainId &&
       signed.nonce === t.nonce &&
       (signed.to ?? "").toLowerCase() === (t.to ?? "").toLowerCase() &&
@@ -59,7 +67,8 @@ export function remoteSigner(opts: { url: string; address: Address; timeoutMs?: 
       (signed.value ?? 0n) === (t.value ?? 0n) &&
       signed.gas === t.gas &&
       signed.maxFeePerGas === t.maxFeePerGas &&
-      signed.maxPriorityFeePerGas === t.maxPriorityFeePerGas;
+      signed.maxPriorityFeePerGas === t.maxPriorityFeePerGas &&
+      signed.gasPrice === t.gasPrice;
     if (!same) throw new Error("remote signer signed another transaction than the one asked");
     const by = await recoverTransactionAddress({
       serializedTransaction: raw as Parameters<typeof recoverTransactionAddress>[0]["serializedTransaction"],

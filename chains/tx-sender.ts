@@ -12,12 +12,11 @@ import {
   type LocalAccount,
   type PublicClient,
   type TransactionReceipt,
-  type TransactionSerializableEIP1559,
 } from "viem";
 import { logger } from "../core/log.js";
 import { observeTxAtFeeCap, observeTxMined, observeTxReplacement } from "../core/metrics.js";
 import { withTransaction, type Db } from "../db/client.js";
-import { initialFees, isStuck, marketOf, replacementFees, type Fees, type Market } from "./fees.js";
+import { initialFees, isStuck, marketOf, pricedOut, replacementFees, type Fees, type Market } from "./fees.js";
 import type { ActiveChain } from "./runtime.js";
 
 /** A transaction as signed and stored before it is broadcast. `from` is lowercase. */
@@ -141,8 +140,13 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
     }
   }
 
-  const sign = (fields: Omit<TransactionSerializableEIP1559, "chainId" | "type">) =>
-    account.signTransaction!({ ...fields, chainId: chain.chainId, type: "eip1559" });
+  // A legacy chain's nodes refuse type-2 transactions: a type-0 one with the version's gas price (`Fees`).
+  const sign: Signer = (fields, fees) =>
+    account.signTransaction!(
+      chain.fees.type === "legacy"
+        ? { ...fields, chainId: chain.chainId, type: "legacy", gasPrice: fees.maxFeePerGas }
+        : { ...fields, chainId: chain.chainId, type: "eip1559", ...fees },
+    );
 
   return {
     address: account.address,
@@ -153,13 +157,13 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
       // An estimate gets a 20% margin, which alone may cross the cap: the limit signed never does.
       const withMargin = gas ?? (needed * 12n) / 10n;
       const limit = gasCap !== undefined && withMargin > gasCap ? gasCap : withMargin;
-      const market = await marketOf(client);
+      const market = await marketOf(client, chain.fees);
       const fees = initialFees(chain.fees, market);
       const tx = await withTransaction(db, async (c) => {
         await lockSigner(c, chain.chainId, signer);
         if (claim && !(await claim(c))) return null;
         const nonce = await takeNonce(c);
-        const rawTx = await sign({ to, data, value, nonce, gas: limit, ...fees });
+        const rawTx = await sign({ to, data, value, nonce, gas: limit }, fees);
         const signed: SignedTx = { chainId: chain.chainId, from: signer, nonce, hash: keccak256(rawTx), rawTx };
         await storeVersion(c, signed, 0, fees, market.head);
         await record(c, signed);
@@ -192,7 +196,15 @@ async function lockSigner(c: Pick<PoolClient, "query">, chainId: number, signer:
   await c.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nonce:${chainId}:${signer}`]);
 }
 
-/** A version of a nonce as stored (tx_versions). */
+/** The fields of a transaction other than its chain, type and fees. */
+type TxFields = { to?: Address | null; data?: Hex; value?: bigint; gas?: bigint; nonce: number };
+/** Signs a transaction of the chain's type (FeeRule `type`) with a version's fees. */
+type Signer = (fields: TxFields, fees: Fees) => Promise<Hex>;
+
+/**
+ * A version of a nonce as stored (tx_versions). A legacy transaction's `gasPrice` is stored in both max_fee_per_gas
+ * and max_priority_fee_per_gas (chains/fees.ts `Fees`): no column of its own, the same rules read it.
+ */
 type Version = Fees & { hash: Hex; rawTx: Hex; version: number; signedBlock: bigint; createdAt: Date };
 
 async function storeVersion(c: Pick<PoolClient, "query">, tx: SignedTx, version: number, fees: Fees, signedBlock: bigint) {
@@ -278,17 +290,18 @@ export type StoredTxContext = {
   client: PublicClient;
   address: Address;
   /** The signer's key (TxSender.reconcile): a stuck version is signed again with higher fees. Without it, only re-sent. */
-  sign?: (fields: Omit<TransactionSerializableEIP1559, "chainId" | "type">) => Promise<Hex>;
+  sign?: Signer;
 };
 
 /**
  * `TxSender.reconcile`: the outcome of each stored transaction of `address` (see TxOutcome). Any version of its nonce
  * mining is the outcome (exactly one can). While none has, the latest version is sent again; with the key, a version
  * priced under the base fee or waiting the chain's `replaceAfterBlocks` is replaced: the same nonce, to, data, value
- * and gas limit, both fees at least 10% up and following the base fee, up to the chain's cap (then it waits at the
- * cap, counted in metrics and shown by health). Each version's bytes are stored before they are broadcast. One
- * transaction's refused broadcast is logged and the others go on. Without the key (sanctions returns, signed by the
- * factory owner from the CLI and followed by the settler: modules/sanctions/return-settle.ts) nothing is replaced.
+ * and gas limit, both fees at least 10% up and following the base fee (a legacy chain: the gas price at least 10% up
+ * and at least the node's `eth_gasPrice`), up to the chain's cap (then it waits at the cap, counted in metrics and
+ * shown by health). Each version's bytes are stored before they are broadcast. One transaction's refused broadcast is
+ * logged and the others go on. Without the key (sanctions returns, signed by the factory owner from the CLI and
+ * followed by the settler: modules/sanctions/return-settle.ts) nothing is replaced.
  *
  * @example
  * await reconcileStored({ db, chain, client, address: owner }, rows, async (row, outcome) => record(row, outcome));
@@ -305,7 +318,7 @@ export async function reconcileStored<T extends StoredTx>(
   let finalNonce: Promise<number> | undefined; // read once, only if some nonce is used without our receipt
   let market: Promise<Market | null> | undefined; // read once, only if some transaction still waits
   const marketNow = () =>
-    (market ??= marketOf(client).catch((e) => {
+    (market ??= marketOf(client, chain.fees).catch((e) => {
       log.warn({ chainId: chain.chainId, error: firstLine(e) }, "fee market unknown: nothing replaced this pass");
       return null;
     }));
@@ -354,12 +367,19 @@ export async function reconcileStored<T extends StoredTx>(
     if (sign && now && isStuck(chain.fees, latest, now)) {
       const fees = replacementFees(chain.fees, latest, now);
       if (fees) latest = (await replace(db, chain, signer, tx.nonce, latest, fees, now.head, sign)) ?? latest;
-      // Waited its blocks but the cap leaves no 10% to add: it is still includable, so it just waits its turn.
-      else if (latest.maxFeePerGas < now.baseFee) {
+      // Waited its blocks but the cap leaves no 10% to add: it is still includable, so it just waits its turn. Priced
+      // under the base fee (a legacy chain: or the node's gas price), the cap keeps it waiting.
+      else if (pricedOut(chain.fees, latest, now)) {
         observeTxAtFeeCap(chain.chainId);
         await db.pool.query(`UPDATE tx_versions SET at_fee_cap = true WHERE hash = $1 AND NOT at_fee_cap`, [latest.hash]);
         log.warn(
-          { chainId: chain.chainId, nonce: tx.nonce, maxFeePerGas: latest.maxFeePerGas.toString(), baseFee: now.baseFee.toString() },
+          {
+            chainId: chain.chainId,
+            nonce: tx.nonce,
+            maxFeePerGas: latest.maxFeePerGas.toString(),
+            baseFee: now.baseFee.toString(),
+            gasPrice: now.gasPrice?.toString(),
+          },
           "transaction waits at the chain's fee cap (MAX_FEE_PER_GAS_GWEI)",
         );
       }
@@ -397,7 +417,7 @@ async function replace(
     );
     if (rows[0]?.hash !== latest.hash) return null;
     const p = parseTransaction(latest.rawTx);
-    const rawTx = await sign({ to: p.to, data: p.data, value: p.value, gas: p.gas, nonce, ...fees });
+    const rawTx = await sign({ to: p.to, data: p.data, value: p.value, gas: p.gas, nonce }, fees);
     const hash = keccak256(rawTx);
     await storeVersion(c, { chainId: chain.chainId, from: signer, nonce, hash, rawTx }, latest.version + 1, fees, head);
     observeTxReplacement(chain.chainId);

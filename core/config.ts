@@ -96,6 +96,12 @@ const schema = z.object({
    * settled, waits longer than this (ms), or whose pending transaction sits at the fee cap (docs/observability.md).
    */
   SETTLEMENT_STALL_MS: z.coerce.number().int().positive().default(600_000),
+  /**
+   * GET /api/health is `degraded` for a chain where a signer's native balance pays for fewer blocks than this at its
+   * last hour's spending (modules/settlement/runway.ts); 0 turns that check off. A zero balance while its
+   * transactions wait degrades it whatever this is (docs/observability.md).
+   */
+  SIGNER_RUNWAY_MIN_BLOCKS: z.coerce.number().int().nonnegative().default(1000),
   /** Most payments one settlement transaction sweeps; fewer when a third of the block gas limit holds fewer (docs/operations.md). */
   SETTLEMENT_MAX_BATCH: z.coerce.number().int().positive().default(50),
   /**

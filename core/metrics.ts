@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 
 // Prometheus metrics of this process (prom-client), served by GET /metrics (api/routes/metrics.ts).
 // Counters and histograms are per process and counted where things happen; the gauges of shared state
-// (indexer lag, webhook queue, Gas Tank totals, settler balances) are read from the database and the chains
+// (indexer lag, webhook queue, Gas Tank totals, signers' balances and runways) are read from the database and the chains
 // when scraped (modules/metrics/gauges.ts). Names, labels and example PromQL: docs/observability.md.
 // Labels are bounded: route patterns (never raw paths), chain ids, processor names, outcomes.
 
@@ -251,6 +251,21 @@ export const settlerBalance = new Gauge({
   name: "chainpay_settler_balance",
   help: "Native coin balance of the settler account (pays the gas of sweeps), in whole coins, by chain",
   labelNames: ["chain_id"] as const,
+  registers,
+});
+export const signerBalanceWei = new Gauge({
+  name: "chainpay_signer_balance_wei",
+  help: "Native balance of each account the service sends transactions from (settler, agent payout wallet, bridge authority), in wei, by chain and signer",
+  labelNames: ["chain_id", "signer"] as const,
+  registers,
+});
+// No spend in the window is +Inf ("lasts indefinitely"), not an absent series: `chainpay_signer_runway_blocks < 1000`
+// stays false for an idle signer, an alert on it resolves rather than going stale when spending stops, and absent()
+// still means "not scraped". Left out only where the spend is unknown (a signer whose gas is not recorded).
+export const signerRunwayBlocks = new Gauge({
+  name: "chainpay_signer_runway_blocks",
+  help: "Blocks the signer's native balance pays for at its last hour's gas spending (settlements and Vault sweeps), by chain and signer; +Inf when it spent nothing",
+  labelNames: ["chain_id", "signer"] as const,
   registers,
 });
 export const settlementOldestUnsettled = new Gauge({

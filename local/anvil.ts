@@ -27,6 +27,11 @@ export type AnvilOptions = {
   stateFile?: string;
   /** Another mnemonic for its unlocked accounts (a test's remote signer holds keys no other test uses). */
   mnemonic?: string;
+  /**
+   * The EVM hardfork (`--hardfork`, Anvil's latest when unset). `berlin`: a chain without EIP-1559, whose blocks have no
+   * base fee and whose pool refuses type-2 transactions (test/chains/fee-market.test.ts).
+   */
+  hardfork?: string;
 };
 
 export type Anvil = { chainId: number; port: number; rpcUrl: string; process: ChildProcess; stop(): Promise<void> };
@@ -52,6 +57,7 @@ export async function startAnvil(opts: AnvilOptions): Promise<Anvil> {
   if (opts.blockTime && opts.blockTime > 0) args.push("--block-time", String(opts.blockTime));
   if (opts.forkUrl) args.push("--fork-url", opts.forkUrl);
   if (opts.stateFile) args.push("--state", opts.stateFile);
+  if (opts.hardfork) args.push("--hardfork", opts.hardfork);
   const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr += d.toString()));

@@ -90,12 +90,46 @@ export const HealthResponse = z
       .array(
         z.object({
           chainId: z.number().int(),
-          ok: z.boolean().meta({ description: "false: a transaction at the fee cap, or a wait longer than SETTLEMENT_STALL_MS" }),
+          ok: z.boolean().meta({
+            description:
+              "false: a transaction at the fee cap, a wait longer than SETTLEMENT_STALL_MS, or a signer short of gas (`signers[].ok`)",
+          }),
           pendingTransactions: z.number().int().meta({ description: "Nonces signed whose no version has mined yet" }),
           oldestPendingAgeMs: z.number().int().nullable(),
           atFeeCap: z.boolean().meta({ description: "A pending transaction needs more than MAX_FEE_PER_GAS_GWEI_<chainId>: it waits" }),
           unsettledPayments: z.number().int().meta({ description: "Paid payments not yet swept (those awaiting gas not counted)" }),
           oldestUnsettledAgeMs: z.number().int().nullable(),
+          signers: z
+            .array(
+              z.object({
+                address: z.string().meta({ description: "The account (checksummed)" }),
+                roles: z
+                  .array(z.enum(["settler", "vault-sweeper", "agent-payouts", "bridge-authority"]))
+                  .meta({ description: "What it sends: one key may serve several roles" }),
+                balanceWei: z
+                  .string()
+                  .nullable()
+                  .meta({ description: "Native balance in wei (decimal string); null when the chain's RPC did not answer" }),
+                spentWei: z.string().nullable().meta({
+                  description:
+                    "Gas paid over `spendBlocks` by its settlement and Vault sweep transactions, in wei; null when unknown (a signer whose gas is not recorded: agent withdrawals, bridge cancels)",
+                }),
+                spendBlocks: z.number().int().meta({ description: "The blocks the spend is over: the chain's last hour of blocks" }),
+                runwayBlocks: z.number().int().nullable().meta({
+                  description: "Blocks the balance pays for at that spending; null when nothing was spent (or the spend is unknown)",
+                }),
+                pendingTransactions: z
+                  .number()
+                  .int()
+                  .meta({ description: "Its nonces signed on this chain whose no version has mined yet" }),
+                ok: z.boolean().meta({
+                  description:
+                    "false: runwayBlocks under SIGNER_RUNWAY_MIN_BLOCKS, or a balance of 0 while its transactions (or paid payments) wait",
+                }),
+              }),
+            )
+            .nullable()
+            .meta({ description: "The accounts the service sends transactions from and the gas each has left; null when not read" }),
         }),
       )
       .nullable()

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { PAYOUT_ALERT_ATTEMPTS, payoutBacklog } from "../../modules/agents/index.js";
-import { settlementBacklog } from "../../modules/settlement/index.js";
+import { settlementBacklog, signerIssue, signerRunways } from "../../modules/settlement/index.js";
 
 /**
  * A processor is stuck when its last pass ended longer ago than its interval plus this grace: the longest
@@ -13,6 +13,8 @@ export const PROCESSOR_GRACE_MS = 120_000;
 /** The indexer is stuck on a chain when the block it has indexed is older than the chain's head by more than this. */
 export const INDEXER_MAX_LAG_MS = 120_000;
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 type Heartbeat = { key: string; value: { error?: string | null; intervalMs?: number } | null; updated_at: Date };
 
 /**
@@ -21,7 +23,9 @@ type Heartbeat = { key: string; value: { error?: string | null; intervalMs?: num
  * database, a chain's RPC, the indexer not ready or more than INDEXER_MAX_LAG_MS behind a chain's head,
  * a processor with no pass for its interval + PROCESSOR_GRACE_MS, agent withdrawals that failed to send
  * PAYOUT_ALERT_ATTEMPTS times in a row (the payout wallet short of a token or of gas), a chain whose settlement waits
- * (a transaction at the fee cap, or an unmined transaction or unsettled paid payment older than SETTLEMENT_STALL_MS). A processor's last error is shown, but a
+ * (a transaction at the fee cap, or an unmined transaction or unsettled paid payment older than SETTLEMENT_STALL_MS), a
+ * signer whose native balance pays for fewer than SIGNER_RUNWAY_MIN_BLOCKS blocks at its last hour's spending, or is 0
+ * while its transactions (the settler's: paid payments too) wait. A processor's last error is shown, but a
  * failed pass alone does not degrade (it is retried next interval; what it failed on shows as its own component).
  */
 export const health = new Hono<AppEnv>().get("/health", async (c) => {
@@ -109,9 +113,14 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
       `agent-payouts: ${backlog.stuck} withdrawal(s) failed to send ${PAYOUT_ALERT_ATTEMPTS}+ times: ${backlog.lastError ?? "unknown"}`,
     );
 
-  // Settlement that waits: a transaction not mined (priced out, at the fee cap), or paid payments not swept.
-  const waiting = database.ok ? await settlementBacklog(deps.db.pool).catch(() => null) : null;
+  // Settlement that waits: a transaction not mined (priced out, at the fee cap), or paid payments not swept; and the
+  // gas each signer has left (the heads read above; a chain that did not answer is not asked again).
+  const headBlocks = new Map(heads.flatMap((h) => (h.ok ? [[h.chainId, BigInt(h.latestBlock!)] as const] : [])));
+  const [waiting, runways] = database.ok
+    ? await Promise.all([settlementBacklog(deps.db.pool).catch(() => null), signerRunways(deps, { heads: headBlocks }).catch(() => null)])
+    : [null, null];
   const stallMs = deps.config.SETTLEMENT_STALL_MS;
+  const minBlocks = deps.config.SIGNER_RUNWAY_MIN_BLOCKS;
   const settlement =
     waiting &&
     deps.chains.map((chain) => {
@@ -126,6 +135,27 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
           unsettledAgeMs > stallMs &&
           `${b!.unsettledPayments} paid payment(s) not settled, the oldest for ${Math.round(unsettledAgeMs / 1000)} s`,
       ].filter((x): x is string => Boolean(x));
+      const signers =
+        runways &&
+        runways
+          .filter((r) => r.chainId === chain.chainId)
+          .map((r) => {
+            // The settler's work includes the paid payments it has not signed a sweep for yet.
+            const unsettledPayments = r.roles.includes("settler") ? (b?.unsettledPayments ?? 0) : 0;
+            const issue = signerIssue(r, { minBlocks, unsettledPayments });
+            if (issue) chainIssues.push(issue);
+            return {
+              address: r.signer,
+              roles: r.roles,
+              balanceWei: r.balanceWei?.toString() ?? null,
+              spentWei: r.spentWei?.toString() ?? null,
+              spendBlocks: Number(r.spendBlocks),
+              // Blocks, not wei: a number (a runway past 2^53 blocks is shown as that, it lasts indefinitely anyway).
+              runwayBlocks: r.runwayBlocks === null ? null : Number(r.runwayBlocks > MAX_SAFE ? MAX_SAFE : r.runwayBlocks),
+              pendingTransactions: r.pendingTransactions,
+              ok: !issue,
+            };
+          });
       for (const i of chainIssues) issues.push(`settlement ${chain.chainId}: ${i}`);
       return {
         chainId: chain.chainId,
@@ -135,6 +165,7 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
         atFeeCap: b?.atFeeCap ?? false,
         unsettledPayments: b?.unsettledPayments ?? 0,
         oldestUnsettledAgeMs: unsettledAgeMs,
+        signers,
       };
     });
 

@@ -68,7 +68,7 @@ export async function ledgerPage(
 export async function settlementSpendSince(db: Q, merchantId: string, since: Date): Promise<bigint> {
   const { rows } = await db.query<{ spent: string }>(
     `SELECT COALESCE(-sum(amount_micros), 0)::text AS spent FROM ledger_entries
-      WHERE merchant_id = $1 AND kind IN ('settlement_fee', 'settlement_refund', 'recovery_fee', 'recovery_refund', 'vault_sweep_fee', 'vault_sweep_refund')
+      WHERE merchant_id = $1 AND kind IN ('settlement_fee', 'settlement_refund', 'settlement_gas', 'recovery_fee', 'recovery_refund', 'vault_sweep_fee', 'vault_sweep_refund')
         AND created_at >= $2`,
     [merchantId, since],
   );

@@ -4,6 +4,7 @@ export { getBalance } from "./balance.js";
 export { creditConfirmedDeposits } from "./credit.js";
 export { type LedgerEntryView, ledgerPage, settlementSpendSince } from "./history.js";
 export {
+  chargeSettlementGas,
   debitRecoveryFee,
   debitSettlementFee,
   debitVaultSweepFee,

@@ -2,7 +2,7 @@ import type pg from "pg";
 
 // The Gas Tank ledger (`ledger_entries`): signed USDT micros; the balance is their sum, and
 // `reference` makes every entry idempotent (`deposit:<transfer id>@<block hash>`, `reorg:<deposit reference>`,
-// `fee:<payment>[:n]`, `refund:<payment>[:n]`).
+// `fee:<payment>[:n]`, `refund:<payment>[:n]`, `gas:<payment>`).
 
 type Q = Pick<pg.Pool, "query">;
 
@@ -44,6 +44,19 @@ export async function refundSettlementFee(db: Q, paymentId: string) {
        FROM ledger_entries WHERE payment_id = $1 AND kind = 'settlement_fee'
      ON CONFLICT (reference) DO NOTHING`,
     [paymentId],
+  );
+}
+
+/**
+ * The gas of a completed payment charged at what its sweep cost (modules/settlement/gas-true-up.ts): `extraMicros`
+ * more (negative: given back) than the quote debited, once per payment (`gas:<payment>`). Nothing when they agree.
+ */
+export async function chargeSettlementGas(db: Q, p: { id: string; merchant_id: string; chain_id: number }, extraMicros: bigint) {
+  if (extraMicros === 0n) return;
+  await db.query(
+    `INSERT INTO ledger_entries (merchant_id, kind, amount_micros, payment_id, chain_id, reference) VALUES ($1, 'settlement_gas', $2, $3, $4, $5)
+     ON CONFLICT (reference) DO NOTHING`,
+    [p.merchant_id, (-extraMicros).toString(), p.id, p.chain_id, `gas:${p.id}`],
   );
 }
 

@@ -14,7 +14,7 @@ export const ledgerEntries = pgTable(
     merchantId: uuid("merchant_id")
       .notNull()
       .references(() => merchants.id),
-    kind: text("kind").notNull(), // gas_tank_deposit | gas_tank_reorg | settlement_fee | settlement_refund | recovery_fee | recovery_refund | vault_sweep_fee | vault_sweep_refund | adjustment
+    kind: text("kind").notNull(), // gas_tank_deposit | gas_tank_reorg | settlement_fee | settlement_refund | settlement_gas | recovery_fee | recovery_refund | vault_sweep_fee | vault_sweep_refund | adjustment
     amountMicros: numeric("amount_micros", { precision: 78, scale: 0 }).notNull(),
     paymentId: uuid("payment_id").references(() => payments.id),
     chainId: integer("chain_id"),

@@ -1,4 +1,4 @@
-import { formatEther, type Address } from "viem";
+import { formatEther, type Block } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import {
   chainHeadBlock,
@@ -12,6 +12,8 @@ import {
   scrapeSourceUp,
   settlementOldestUnsettled,
   settlerBalance,
+  signerBalanceWei,
+  signerRunwayBlocks,
   txAtFeeCapNow,
   txOldestPending,
   webhookQueueDue,
@@ -20,12 +22,13 @@ import {
   withdrawRequestOldestSeconds,
 } from "../../core/metrics.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { settlementBacklog, settlerAccount } from "../settlement/index.js";
+import { settlementBacklog, signerRunways } from "../settlement/index.js";
 
 // The gauges of shared state, read when /metrics is scraped rather than kept by any one process: every process
 // that serves /metrics reports the same values (aggregate them with max() in PromQL). Each source is bounded by
 // SOURCE_TIMEOUT_MS and reported in chainpay_metrics_source_up; a source that fails leaves its gauges empty
-// (or 0) instead of stale. Cost per scrape: five aggregate queries and two RPC calls per chain.
+// (or 0) instead of stale. Cost per scrape: eight queries, the head of each chain (read once, shared) and one balance
+// per signer and chain.
 
 const SOURCE_TIMEOUT_MS = 3_000;
 
@@ -47,8 +50,22 @@ async function source(name: string, read: () => Promise<void>, reset: () => void
   }
 }
 
+/** Each chain's latest block, read once per scrape by whichever source asks first (null: the RPC did not answer). */
+type Heads = (chainId: number) => Promise<Block | null>;
+function headsOnce(deps: AppDeps): Heads {
+  const read = new Map<number, Promise<Block | null>>();
+  return (chainId) => {
+    let p = read.get(chainId);
+    if (!p) {
+      const client = deps.clients.get(chainId)!;
+      read.set(chainId, (p = client.getBlock({ blockTag: "latest" }).catch(() => null)));
+    }
+    return p;
+  };
+}
+
 /** Indexed block, chain head and lag (blocks, and chain time as GET /health measures it), per chain. */
-async function indexer(deps: AppDeps) {
+async function indexer(deps: AppDeps, heads: Heads) {
   const progress = await indexerProgress(deps.db);
   if (!progress) throw new Error("indexer views not published");
   indexerBlock.reset();
@@ -56,10 +73,7 @@ async function indexer(deps: AppDeps) {
   for (const chain of deps.chains) {
     const id = String(chain.chainId);
     const p = progress.find((x) => x.chainId === chain.chainId);
-    const head = await deps.clients
-      .get(chain.chainId)!
-      .getBlock({ blockTag: "latest" })
-      .catch(() => null);
+    const head = await heads(chain.chainId);
     if (!head) {
       chainHeadBlock.remove(id);
       indexerLagBlocks.remove(id);
@@ -118,19 +132,35 @@ async function withdrawRequests(deps: AppDeps) {
   withdrawRequestOldestSeconds.set(Math.max(0, rows[0]!.oldest ?? 0));
 }
 
-/** The settler's native balance per chain: it pays the gas of every sweep. Only where SETTLER_PRIVATE_KEY is set. */
-const settlerAddresses = new Map<string, Address>();
-async function settler(deps: AppDeps) {
-  const key = deps.config.SETTLER_PRIVATE_KEY ?? deps.config.SIGNER_ADDRESS;
-  if (!key) return;
-  let address = settlerAddresses.get(key);
-  if (!address) settlerAddresses.set(key, (address = settlerAccount(deps).address));
+/**
+ * Every signer's native balance and runway per chain (modules/settlement/signer-runway.ts, the numbers GET /api/health
+ * judges), and the settler's balance in whole coins: one balance read per signer and chain. Only where a key (or
+ * remote signer) is configured. A chain whose head or balance does not answer loses its series (not stale values).
+ */
+async function signers(deps: AppDeps, heads: Heads) {
+  const known = new Map<number, bigint>();
   await Promise.all(
     deps.chains.map(async (chain) => {
-      const wei = await deps.clients.get(chain.chainId)!.getBalance({ address });
-      settlerBalance.labels(String(chain.chainId)).set(Number(formatEther(wei)));
+      const block = await heads(chain.chainId);
+      if (block?.number != null) known.set(chain.chainId, block.number);
     }),
   );
+  for (const r of await signerRunways(deps, { heads: known })) {
+    const id = String(r.chainId);
+    const labels = { chain_id: id, signer: r.signer };
+    const settler = r.roles.includes("settler");
+    if (r.balanceWei === null) {
+      signerBalanceWei.remove(labels);
+      signerRunwayBlocks.remove(labels);
+      if (settler) settlerBalance.remove(id);
+      continue;
+    }
+    // A float only here, for the exposition format (53 bits of precision: ample for a gauge; sums stay bigint).
+    signerBalanceWei.set(labels, Number(r.balanceWei));
+    if (settler) settlerBalance.labels(id).set(Number(formatEther(r.balanceWei)));
+    if (r.spentWei === null) signerRunwayBlocks.remove(labels);
+    else signerRunwayBlocks.set(labels, r.runwayBlocks === null ? Infinity : Number(r.runwayBlocks));
+  }
 }
 
 /** What waits for settlement per chain (modules/settlement/backlog.ts, the same numbers as GET /api/health). */
@@ -150,10 +180,11 @@ let inFlight: Promise<void> | null = null;
 
 /** Sets the scrape-time gauges; concurrent scrapes share one read. */
 export function refreshGauges(deps: AppDeps): Promise<void> {
+  const heads = headsOnce(deps);
   inFlight ??= Promise.all([
     source(
       "indexer",
-      () => indexer(deps),
+      () => indexer(deps, heads),
       () => {
         indexerBlock.reset();
         chainHeadBlock.reset();
@@ -189,8 +220,8 @@ export function refreshGauges(deps: AppDeps): Promise<void> {
     ),
     source(
       "settler",
-      () => settler(deps),
-      () => settlerBalance.reset(),
+      () => signers(deps, heads),
+      () => [settlerBalance, signerBalanceWei, signerRunwayBlocks].forEach((g) => g.reset()),
     ),
     source(
       "settlement",

@@ -127,6 +127,7 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
     terminalCode: terminalCodeOf(input.orderId),
     expiresAt: new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS),
     createdAt: new Date(now),
+    gasFeeUsd18: quote.gasFeeUsd18,
     regular: quote.regular,
     promo: quote.promo,
     tolerance: { regular: toleranceOf(quote.regular), promo: quote.promo ? toleranceOf(quote.promo) : null },

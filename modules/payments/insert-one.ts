@@ -32,6 +32,8 @@ export type NewPaymentRow = {
   terminalCode: string | null;
   expiresAt: Date;
   createdAt: Date;
+  /** The quote's gas fee in USD, 18 decimals (quote.ts). */
+  gasFeeUsd18: bigint;
   /** Fees without the promotion, and with it when the merchant's plan has one (null: no promotion). */
   regular: QuoteFees;
   promo: QuoteFees | null;
@@ -105,6 +107,7 @@ export function insertOneStatement(row: NewPaymentRow): { text: string; values: 
     gas_fee_units: byPromo("numeric", (f) => f.gasFeeUnits.toString()),
     processing_fee_units: byPromo("numeric", (f) => f.processingFeeUnits.toString()),
     gas_tank_fee_micros: byPromo("numeric", (f) => f.gasTankFeeMicros.toString()),
+    gas_fee_usd18: $(row.gasFeeUsd18.toString()),
     agent_id: $(row.agentId),
     agent_fee_bps: byPromo("int", (f) => f.agentFeeBps),
     agent_fee_units: byPromo("numeric", (f) => f.agentFeeUnits.toString()),

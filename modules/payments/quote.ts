@@ -39,6 +39,8 @@ export type Quote = {
   platformFeeBps: number;
   /** The referring agent and its terms (docs/agents.md), or null. */
   agent: MerchantAgent | null;
+  /** The gas part of the fees in USD (18 decimals), kept for the Gas Tank's charge at completion. */
+  gasFeeUsd18: bigint;
   /** Fees without the promotion. */
   regular: QuoteFees;
   /**
@@ -118,6 +120,7 @@ export async function quotePayment(
     priceSource: price.source,
     gasless,
     platformFeeBps: q.merchant.platformFeeBps,
+    gasFeeUsd18: gasUsd18,
     agent,
     regular: feesOf(false),
     promo: hasPromotion(q.merchant) ? feesOf(true) : null,

@@ -41,6 +41,11 @@ export const payments = pgTable(
     processingFeeUnits: units("processing_fee_units").notNull().default("0"),
     /** Fees charged to the Gas Tank, in USDT micro-units (6 decimals), in Gas Tank mode. */
     gasTankFeeMicros: units("gas_tank_fee_micros").notNull().default("0"),
+    /**
+     * The gas part of the quote, in USD with 18 decimals (null: created before it was kept). A Gas Tank payment's gas
+     * is charged again at what the mined sweep cost when it completes (modules/settlement/gas-true-up.ts).
+     */
+    gasFeeUsd18: units("gas_fee_usd18"),
     /** The referring agent's terms at creation: markup (0 under the promotion) and share of the platform fee. */
     agentId: uuid("agent_id"),
     agentFeeBps: integer("agent_fee_bps").notNull().default(0),

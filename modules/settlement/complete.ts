@@ -5,14 +5,21 @@ import { withTransaction } from "../../db/client.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { payments, transition, type PaymentRow, feesOf } from "../payments/index.js";
 import { settlements } from "./schema.js";
-import { settlementFeeCharged, usdt } from "../gas-tank/index.js";
+import { chargeSettlementGas, settlementFeeCharged, usdt } from "../gas-tank/index.js";
 import { accrueAgentEarnings } from "../agents/index.js";
+import { resolveNativePriceUsd } from "../pricing/index.js";
+import { firstLine, logger } from "../../core/log.js";
+import { gasTrueUpMicros } from "./gas-true-up.js";
+import { usesGasTank } from "./plan.js";
+
+const log = logger("settlement");
 
 /**
  * Step 3: deploying_wallet -> completed (withdrawing -> withdrawn) once the Swept event of our mined
  * transaction is indexed and as deep as the payment's `blockConfirmations` (a sweep a re-org takes away
  * before that is sent again: reconcile.ts). The amounts come from the indexed event, not our own arithmetic.
- * A `withdraw_request` has no sweep of ours yet: send.ts makes it `withdrawing` when it stores one.
+ * A `withdraw_request` has no sweep of ours yet: send.ts makes it `withdrawing` when it stores one. A Gas Tank
+ * payment's gas is charged again at what the mined sweep cost, in the same transaction (gas-true-up.ts).
  */
 export async function complete(deps: AppDeps, chain: ActiveChain) {
   const progress = (await indexerProgress(deps.db))?.find((x) => x.chainId === chain.chainId);
@@ -26,6 +33,7 @@ export async function complete(deps: AppDeps, chain: ActiveChain) {
       txHash: settlements.txHash,
       gasUsed: settlements.gasUsed,
       effectiveGasPrice: settlements.effectiveGasPrice,
+      l1Fee: settlements.l1Fee,
       batch: sql<number>`cardinality(${settlements.paymentIds})`,
       amount: w.amount,
     })
@@ -42,7 +50,18 @@ export async function complete(deps: AppDeps, chain: ActiveChain) {
     )
     .where(and(eq(payments.chainId, chain.chainId), inArray(payments.status, ["deploying_wallet", "withdrawing"])));
   const merchantTypes = new Map<string, string>();
+  // The native coin's price for the Gas Tank's charge of mined gas (gas-true-up.ts), once a pass; without one the quote stands.
+  let native: Promise<bigint | null> | undefined;
+  const nativePrice = () =>
+    (native ??= resolveNativePriceUsd(deps, chain.chainId, undefined, { cached: true }).then(
+      (p) => p?.priceUsd18 ?? null,
+      (e: unknown) => {
+        log.warn({ chainId: chain.chainId, error: firstLine(e) }, "no native price: Gas Tank gas charged as quoted");
+        return null;
+      },
+    ));
   for (const r of rows) {
+    const price = r.status === "deploying_wallet" ? await nativePrice() : null;
     await withTransaction(deps.db, async (client) => {
       const now = deps.now();
       if (r.status === "withdrawing") {
@@ -56,13 +75,27 @@ export async function complete(deps: AppDeps, chain: ActiveChain) {
         });
         return;
       }
-      const p0 = (await client.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [r.id])).rows[0]!;
+      const p0 = (await client.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1 FOR UPDATE`, [r.id])).rows[0]!;
+      if (p0.status !== "deploying_wallet") return;
       let type = merchantTypes.get(p0.merchant_id);
       if (!type) {
         type = (await client.query(`SELECT merchant_type FROM merchants WHERE id = $1`, [p0.merchant_id])).rows[0].merchant_type as string;
         merchantTypes.set(p0.merchant_id, type);
       }
       const gasUsed = Math.ceil(Number(r.gasUsed) / Number(r.batch));
+      if (price !== null && usesGasTank(p0) && p0.gas_fee_usd18 !== null && r.gasUsed !== null)
+        await chargeSettlementGas(
+          client,
+          p0,
+          gasTrueUpMicros({
+            quotedGasUsd18: BigInt(p0.gas_fee_usd18!),
+            gasUsed: BigInt(r.gasUsed!),
+            batch: Number(r.batch),
+            effectiveGasPrice: BigInt(r.effectiveGasPrice!),
+            l1Fee: r.l1Fee === null ? null : BigInt(r.l1Fee),
+            nativePriceUsd18: price,
+          }),
+        );
       const debit = await settlementFeeCharged(client, r.id);
       const done = await transition(client, r.id, {
         from: ["deploying_wallet"],

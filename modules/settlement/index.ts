@@ -7,3 +7,5 @@ export { reserve } from "./reserve.js";
 export { send } from "./send.js";
 export { settlerAccount, type SettlerHooks } from "./shared.js";
 export { type ChainBacklog, settlementBacklog } from "./backlog.js";
+export { signerIssue } from "./runway.js";
+export { serviceSigners, signerRunways, type ServiceSigner, type SignerRole, type SignerRunway } from "./signer-runway.js";

@@ -7,6 +7,7 @@ import { reopenUnfunded } from "./send.js";
 import { failPayments, LIVE } from "./shared.js";
 import { transitionSettlement } from "./transition.js";
 import { withTransaction } from "../../db/client.js";
+import { l1FeeOf } from "./gas-true-up.js";
 
 /**
  * Step 0: reconcile transactions already signed (chains/tx-sender.ts). Mined -> record the receipt;
@@ -37,6 +38,7 @@ export async function reconcile(deps: AppDeps, chain: ActiveChain, sender: TxSen
           set: {
             gasUsed: receipt.gasUsed.toString(),
             effectiveGasPrice: receipt.effectiveGasPrice.toString(),
+            l1Fee: l1FeeOf(receipt)?.toString() ?? null,
             blockNumber: receipt.blockNumber.toString(),
             // The version that mined (a stuck one may have been replaced with higher fees: chains/tx-sender.ts).
             txHash: receipt.transactionHash,

@@ -17,6 +17,8 @@ export const settlements = pgTable(
     status: text("status").notNull().default("signed"), // signed | sent | mined | reverted | dropped
     gasUsed: numeric("gas_used", { precision: 78, scale: 0 }),
     effectiveGasPrice: numeric("effective_gas_price", { precision: 78, scale: 0 }),
+    /** An OP-stack chain's L1 data fee of the mined transaction, in wei, from its receipt (null: none reported). */
+    l1Fee: numeric("l1_fee", { precision: 78, scale: 0 }),
     blockNumber: numeric("block_number", { precision: 78, scale: 0 }),
     error: text("error"),
     createdAt: ts("created_at").notNull().defaultNow(),

@@ -3,6 +3,7 @@ import { createPublicClient, http, type PublicClient } from "viem";
 import { activeChains, type ActiveChain } from "../../chains/runtime.js";
 import { createDeps } from "../../app/deps.js";
 import type { AppDeps } from "../../core/deps.js";
+import { resolveNativePriceUsd } from "../../modules/pricing/index.js";
 import { apiClient, newCounters } from "./harness/api-client.js";
 import { startChaosStack, type ChaosStack } from "./harness/chaos-stack.js";
 import { drainWebhooks, waitHealthGreen, waitSettled } from "./harness/drain.js";
@@ -137,6 +138,7 @@ it(`survives SIGKILLs, a Postgres restart and an RPC outage (seed ${SEED})`, asy
     gasTankBalances,
     api: routed,
     viewsSchema: stack!.serviceEnv.PONDER_VIEWS_SCHEMA!,
+    nativePriceUsd18: (await resolveNativePriceUsd(deps!, CHAIN_ID, undefined, { cached: true }))?.priceUsd18 ?? null,
   });
 
   const procs = stack!.procs();

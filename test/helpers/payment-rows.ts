@@ -38,6 +38,7 @@ export function newPaymentRow(merchantId: string, over: Partial<NewPaymentRow> =
     payerCoversFee: false,
     customPriceUsd: null,
     priceUsd: "2000",
+    gasFeeUsd18: 0n,
     priceSource: "oracle",
     platformFeeBps: 100,
     agentId: null,

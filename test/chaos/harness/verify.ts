@@ -63,6 +63,8 @@ export async function verify(o: {
   gasTankBalances: Map<string, string>;
   api: ApiCall;
   viewsSchema: string;
+  /** The native coin's price the service charges mined gas at (modules/settlement/gas-true-up.ts); null: none. */
+  nativePriceUsd18: bigint | null;
 }): Promise<Verification> {
   const failures: string[] = [];
   const fail = (m: string) => failures.push(m);
@@ -75,7 +77,7 @@ export async function verify(o: {
   }
 
   const { rows: payments } = await o.pool.query(
-    `SELECT id, merchant_id, order_id, status, received_units, gas_tank_fee_micros, recipient_address FROM payments WHERE merchant_id = ANY($1)`,
+    `SELECT id, merchant_id, order_id, status, received_units, gas_tank_fee_micros, gas_fee_usd18, recipient_address FROM payments WHERE merchant_id = ANY($1)`,
     [merchantIds],
   );
   const row = new Map(payments.map((p) => [p.id as string, p]));
@@ -146,6 +148,8 @@ export async function verify(o: {
   let sweeps = 0;
   const expectedBalance = new Map<string, bigint>(); // `${merchant}:${token}`
   const expectedTankFees = new Map<string, bigint>();
+  /** Per payment: the quote, with its gas charged again at the mined sweep's cost. */
+  const expectedFee = new Map<string, bigint>();
   for (const r of o.records) {
     if (!r.paymentId) continue;
     const p = row.get(r.paymentId);
@@ -179,9 +183,18 @@ export async function verify(o: {
       const key = `${m.index}:${r.plan.token}`;
       expectedBalance.set(key, (expectedBalance.get(key) ?? 0n) + expectedNet(r));
       if (r.plan.mode === "gasTank") {
-        const fee = BigInt(p.gas_tank_fee_micros);
+        const quoted = BigInt(p.gas_tank_fee_micros);
         const [lo, hi] = gasTankFeeRange(r);
-        if (fee < lo || fee > hi) fail(`${tag}: Gas Tank fee ${fee} micros outside the spec's ${lo}..${hi}`);
+        if (quoted < lo || quoted > hi) fail(`${tag}: Gas Tank fee ${quoted} micros outside the spec's ${lo}..${hi}`);
+        // Its gas charged again at what the mined sweep cost: its share of the chain's receipt, at the native price.
+        let fee = quoted;
+        if (o.nativePriceUsd18 !== null && covering.length === 1 && covering[0].status === "mined") {
+          const receipt = await o.pub.getTransactionReceipt({ hash: covering[0].tx_hash });
+          const n = BigInt(covering[0].payment_ids.length);
+          const mined = (((receipt.gasUsed + n - 1n) / n) * receipt.effectiveGasPrice * o.nativePriceUsd18 + 10n ** 30n - 1n) / 10n ** 30n;
+          fee = quoted - (BigInt(p.gas_fee_usd18) + 10n ** 12n - 1n) / 10n ** 12n + mined;
+        }
+        expectedFee.set(r.paymentId!, fee);
         expectedTankFees.set(m.id, (expectedTankFees.get(m.id) ?? 0n) + fee);
       }
     } else if (isPartial(r)) {
@@ -229,7 +242,7 @@ export async function verify(o: {
     for (const [id, net] of perPayment) {
       const r = known.get(id);
       const settled = r && isPaid(r) && r.plan.mode === "gasTank";
-      const want1 = settled ? BigInt(row.get(id)!.gas_tank_fee_micros) : 0n;
+      const want1 = settled ? (expectedFee.get(id) ?? 0n) : 0n;
       if (net !== want1) fail(`${m.name}: payment ${id} costs its Gas Tank ${net} micros, expected ${want1}`);
     }
     const balance = o.gasTankBalances.get(m.id);

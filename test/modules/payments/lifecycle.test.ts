@@ -6,6 +6,7 @@ import { formatAmount } from "../../../core/money.js";
 import { createAgent } from "../../../modules/agents/index.js";
 import { gasTankBalance, settlementFeeCharged, usdt } from "../../../modules/gas-tank/index.js";
 import { PROCESSING_FEE_USD18, type PaymentRow } from "../../../modules/payments/index.js";
+import { resolveNativePriceUsd } from "../../../modules/pricing/index.js";
 import { PAYMENT_EVENTS } from "../../../modules/webhooks/index.js";
 import { chainHelpers, waitFor } from "../../helpers/chain.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
@@ -154,14 +155,25 @@ describe("Gas Tank mode", () => {
     expect(done.transaction.hash).toBe(receipt.transactionHash);
     expect(done.completedAt).toBeGreaterThan(done.createdAt);
     expect(await transitions(id)).toEqual(["paid", "deploying_wallet", "completed"]);
-    // Exactly that fee: quoted on the payment, debited from the ledger, reported in the webhook, left off the balance.
+    // That fee quoted on the payment and debited when reserved; at completion its gas part is charged again at what the
+    // mined sweep cost: the payment's share of the gas at the effective price, at POL's price (modules/settlement/gas-true-up.ts).
     expect(BigInt(paid.gas_tank_fee_micros)).toBe(fee);
-    expect(await settlementFeeCharged(pool(), id)).toBe(fee);
-    expect(await gasTankBalance(pool(), m.id)).toBe(5_000_000n - fee);
-    expect(await balance(m)).toBe(formatAmount(5_000_000n - fee, 6, { fixed: true }));
+    const { rows: mined } = await pool().query(
+      `SELECT gas_used, effective_gas_price, cardinality(payment_ids) AS batch FROM settlements WHERE $1 = ANY(payment_ids) AND status = 'mined'`,
+      [id],
+    );
+    const share = (BigInt(mined[0].gas_used) + BigInt(mined[0].batch) - 1n) / BigInt(mined[0].batch);
+    const pol = (await resolveNativePriceUsd(svc.deps, 137, undefined, { cached: true }))!.priceUsd18;
+    const ceil = (a: bigint, b: bigint) => (a + b - 1n) / b;
+    const charged =
+      fee - ceil(BigInt(paid.gas_fee_usd18!), 10n ** 12n) + ceil(share * BigInt(mined[0].effective_gas_price) * pol, 10n ** 30n);
+    expect(charged).not.toBe(fee); // Anvil's gas price moved between the quote and the sweep
+    expect(await settlementFeeCharged(pool(), id)).toBe(charged);
+    expect(await gasTankBalance(pool(), m.id)).toBe(5_000_000n - charged);
+    expect(await balance(m)).toBe(formatAmount(5_000_000n - charged, 6, { fixed: true }));
     const events = await outbox(id);
     expect(events.map((e) => e.event)).toEqual(["payment.completed"]);
-    expect(events[0]!.payload.feeDetails).toMatchObject({ usdtAmountUsed: usdt(fee), merchantType: "direct" });
+    expect(events[0]!.payload.feeDetails).toMatchObject({ usdtAmountUsed: usdt(charged), merchantType: "direct" });
   });
 
   it("Gas Tank empty -> awaiting_gas -> funded -> completed (no payment lost)", async () => {

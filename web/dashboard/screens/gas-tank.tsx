@@ -29,6 +29,7 @@ const KINDS: Record<string, string> = {
   gas_tank_reorg: "Deposit reversed (re-org)",
   settlement_fee: "Settlement fee",
   settlement_refund: "Settlement fee refunded",
+  settlement_gas: "Settlement gas at its mined price",
   recovery_fee: "Recovery fee",
   recovery_refund: "Recovery fee refunded",
   vault_sweep_fee: "Vault sweep gas (custom token)",
