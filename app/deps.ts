@@ -1,6 +1,7 @@
-import { publicClients } from "../chains/clients.js";
+import { chainClients } from "../chains/clients.js";
 import { activeChains } from "../chains/runtime.js";
 import { loadConfig, type Config } from "../core/config.js";
+import { observeRpc } from "../core/metrics.js";
 import type { AppDeps } from "../core/deps.js";
 import { createDb } from "../db/client.js";
 
@@ -10,6 +11,11 @@ export function createDeps(opts: { env?: Record<string, string | undefined>; con
   const config = opts.config ?? loadConfig(env);
   if (!config.DATABASE_URL) throw new Error("DATABASE_URL is not set");
   const chains = activeChains(env);
+  const rpc = chainClients(chains, {
+    observer: { request: observeRpc },
+    maxLagBlocks: config.RPC_MAX_LAG_BLOCKS,
+    timeoutMs: config.RPC_TIMEOUT_MS,
+  });
   return {
     db: createDb({
       url: config.DATABASE_URL,
@@ -19,7 +25,8 @@ export function createDeps(opts: { env?: Record<string, string | undefined>; con
     }),
     config,
     chains,
-    clients: publicClients(chains),
+    clients: rpc.clients,
+    rpcPools: rpc.pools,
     now: opts.now ?? Date.now,
   };
 }

@@ -142,7 +142,7 @@ describe("checkServeConfig: unusable values", () => {
         "TOKEN_ADDRESS_777177_USDT (not an address)",
         "START_BLOCK_137 (not a block number)",
         "RPC_URL_5 (chain 5 is not in the registry)",
-        "RPC_URL_8453 (not an http(s) URL)",
+        "RPC_URL_8453 (not a comma-separated list of http(s) URLs)",
         "APP_SCHEMA (not a lowercase SQL identifier)",
         "PORT (not a port number)",
         "SETTLER_INTERVAL_MS (not a whole number)",

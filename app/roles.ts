@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { isAddress } from "viem";
 import { CHAINS } from "../chains/registry.js";
-import type { Deployments } from "../chains/runtime.js";
+import { rpcUrlsOf, type Deployments } from "../chains/runtime.js";
 import { DEV_HASH_SECRET } from "../core/config.js";
 import { parseSecretKey } from "../core/secret-box.js";
 
@@ -100,7 +100,10 @@ export function checkServeConfig(env: Env): ServeCheck {
     } else if (/^RPC_URL_\d+$/.test(name)) {
       const chainId = Number(name.slice("RPC_URL_".length));
       if (!CHAINS.some((c) => c.chainId === chainId)) invalid.push(`${name} (chain ${chainId} is not in the registry)`);
-      else if (!isHttpUrl(value)) invalid.push(`${name} (not an http(s) URL)`);
+      else if (rpcUrlsOf(value).length === 0 || !rpcUrlsOf(value).every(isHttpUrl))
+        invalid.push(`${name} (not a comma-separated list of http(s) URLs)`);
+    } else if (/^RPC_MAX_RPS_\d+$/.test(name)) {
+      if (!value.split(",").every((x) => /^\d+$/.test(x.trim()))) invalid.push(`${name} (not whole requests per second, comma-separated)`);
     }
   }
 

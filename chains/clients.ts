@@ -1,4 +1,5 @@
-import { createPublicClient, http, type Chain, type PublicClient } from "viem";
+import { createPublicClient, type Chain, type PublicClient } from "viem";
+import { rpcPool, type RpcObserver, type RpcPool } from "./rpc-pool.js";
 import type { ActiveChain } from "./runtime.js";
 
 /** A viem chain object for a registry chain (viem needs one to sign transactions). */
@@ -8,16 +9,49 @@ export function viemChain(c: ActiveChain): Chain {
     id: c.chainId,
     name: c.name,
     nativeCurrency: { name: native.symbol, symbol: native.symbol, decimals: 18 },
-    rpcUrls: { default: { http: [c.rpcUrl] } },
+    rpcUrls: { default: { http: c.rpcUrls ?? [c.rpcUrl] } },
     contracts: { multicall3: { address: c.multicall3 } },
   };
 }
 
+export type ChainClients = {
+  clients: Map<number, PublicClient>;
+  /** Each chain's providers and what the pool knows of them (health, metrics, start-up checks). */
+  pools: Map<number, RpcPool>;
+};
+
+/**
+ * One public client per chain over its providers (RPC_URL_<chainId>, chains/rpc-pool.ts). Requests carry
+ * `x-chainpay-client: service`, so a provider's logs (and the tests' proxies) tell the service from the indexer.
+ *
+ * @example
+ * const { clients, pools } = chainClients(activeChains(), { observer: { request: observeRpc } });
+ */
+export function chainClients(
+  chains: ActiveChain[],
+  opts: { observer?: RpcObserver; maxLagBlocks?: number; timeoutMs?: number } = {},
+): ChainClients {
+  const clients = new Map<number, PublicClient>();
+  const pools = new Map<number, RpcPool>();
+  for (const c of chains) {
+    const pool = rpcPool({
+      chainId: c.chainId,
+      urls: c.rpcUrls ?? [c.rpcUrl],
+      maxRps: c.rpcMaxRps,
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      maxLagBlocks: opts.maxLagBlocks,
+      // A head read per provider about once a block (at least every 2 s, at most every 250 ms), while the pool is used.
+      probeIntervalMs: Math.min(2_000, Math.max(250, c.fees?.blockTimeMs ?? 2_000)),
+      headers: { "x-chainpay-client": "service" },
+      observer: opts.observer,
+    });
+    pools.set(c.chainId, pool);
+    clients.set(c.chainId, createPublicClient({ chain: viemChain(c), transport: pool.transport }) as PublicClient);
+  }
+  return { clients, pools };
+}
+
+/** The public clients alone (tools and tests that need no pool state). */
 export function publicClients(chains: ActiveChain[]): Map<number, PublicClient> {
-  return new Map(
-    chains.map((c) => [
-      c.chainId,
-      createPublicClient({ chain: viemChain(c), transport: http(c.rpcUrl, { retryCount: 2, timeout: 10_000 }) }) as PublicClient,
-    ]),
-  );
+  return chainClients(chains).clients;
 }

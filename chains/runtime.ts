@@ -23,7 +23,15 @@ export type Deployments = { chains: Record<string, ChainDeployment> };
 
 export type ActiveToken = TokenInfo & { address: Address };
 export type ActiveChain = Omit<ChainInfo, "tokens"> & {
+  /** The first of `rpcUrls`: where a tool that takes one URL goes (the local stack, the sandbox CLI). */
   rpcUrl: string;
+  /**
+   * Every JSON-RPC provider of the chain, in the operator's order (RPC_URL_<chainId>, comma-separated): reads go to the
+   * first usable one, broadcasts to all (chains/rpc-pool.ts); the indexer gets the same list.
+   */
+  rpcUrls: string[];
+  /** Requests per second per provider (RPC_MAX_RPS_<chainId>: one number for all, or one per URL); empty: no limit. */
+  rpcMaxRps: number[];
   factory?: Address;
   implementation?: Address;
   oracle?: Address;
@@ -53,6 +61,24 @@ export function readDeployments(env: Env = process.env): Deployments {
 
 const addr = (v: string | undefined) => (v ? getAddress(v) : undefined);
 
+/** RPC_URL_<chainId>: one URL or several, comma-separated (spaces ignored). */
+export function rpcUrlsOf(v: string | undefined): string[] {
+  return (v ?? "")
+    .split(",")
+    .map((u) => u.trim())
+    .filter(Boolean);
+}
+/** RPC_MAX_RPS_<chainId>: "25" for every provider, or "25,10" one per URL in RPC_URL_<chainId>'s order. */
+function maxRpsOf(v: string | undefined, chainId: number): number[] {
+  if (!v?.trim()) return [];
+  return v.split(",").map((x) => {
+    const n = Number(x.trim());
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`RPC_MAX_RPS_${chainId} must be whole numbers of requests per second, comma-separated`);
+    return n;
+  });
+}
+
 /**
  * The chains this process works with: every registry chain that has RPC_URL_<chainId>.
  * Addresses come from the environment first (production), then from the deployments file
@@ -62,8 +88,8 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
   const deployments = readDeployments(env);
   const out: ActiveChain[] = [];
   for (const chain of CHAINS) {
-    const rpcUrl = env[`RPC_URL_${chain.chainId}`];
-    if (!rpcUrl) continue;
+    const rpcUrls = rpcUrlsOf(env[`RPC_URL_${chain.chainId}`]);
+    if (rpcUrls.length === 0) continue;
     const dep = deployments.chains[String(chain.chainId)];
     const tokens: ActiveToken[] = [];
     for (const t of chain.tokens) {
@@ -72,7 +98,9 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
     }
     out.push({
       ...chain,
-      rpcUrl,
+      rpcUrl: rpcUrls[0]!,
+      rpcUrls,
+      rpcMaxRps: maxRpsOf(env[`RPC_MAX_RPS_${chain.chainId}`], chain.chainId),
       factory: addr(env[`FACTORY_ADDRESS_${chain.chainId}`]) ?? dep?.factory,
       implementation: addr(env[`FACTORY_IMPLEMENTATION_${chain.chainId}`]) ?? dep?.implementation,
       oracle: addr(env[`ORACLE_ADDRESS_${chain.chainId}`]) ?? dep?.oracle,

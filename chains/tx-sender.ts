@@ -17,6 +17,7 @@ import { logger } from "../core/log.js";
 import { observeTxAtFeeCap, observeTxMined, observeTxReplacement } from "../core/metrics.js";
 import { withTransaction, type Db } from "../db/client.js";
 import { initialFees, isStuck, marketOf, pricedOut, replacementFees, type Fees, type Market } from "./fees.js";
+import { moneyBlock } from "./money-block.js";
 import type { ActiveChain } from "./runtime.js";
 
 /** A transaction as signed and stored before it is broadcast. `from` is lowercase. */
@@ -132,8 +133,12 @@ export function txSender({ db, chain, client, account }: TxSenderOptions): TxSen
   }
 
   async function estimate(to: Address, data?: Hex, value?: bigint): Promise<bigint> {
+    // A lagging provider estimates on an older state (a deposit not there yet: the sweep "reverts" and its payments
+    // fail): pinned, it fails there and another answers. Fees filled as without a block (the node checks the signer
+    // can pay the gas), the nonce left to the node.
+    const blockNumber = await moneyBlock(db, client, chain.chainId);
     try {
-      return await client.estimateGas({ account, to, data, value });
+      return await client.estimateGas({ account, to, data, value, blockNumber, prepare: ["chainId", "fees", "type"] });
     } catch (e) {
       // Only a revert is the call's fault; a timeout, refused connection or 5xx propagates and the pass retries.
       throw isRevert(e) ? new GasEstimateError(e) : e;

@@ -97,6 +97,13 @@ const schema = z.object({
    */
   SETTLEMENT_STALL_MS: z.coerce.number().int().positive().default(600_000),
   /**
+   * A provider whose head is more than this many blocks behind the highest head among a chain's providers is not read
+   * from while another answers (chains/rpc-pool.ts; RPC_URL_<chainId> lists the providers).
+   */
+  RPC_MAX_LAG_BLOCKS: z.coerce.number().int().nonnegative().default(3),
+  /** How long the service waits for one JSON-RPC answer before it asks the chain's next provider (ms). */
+  RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
    * GET /api/health is `degraded` for a chain where a signer's native balance pays for fewer blocks than this at its
    * last hour's spending (modules/settlement/runway.ts); 0 turns that check off. A zero balance while its
    * transactions wait degrades it whatever this is (docs/observability.md).

@@ -1,4 +1,5 @@
 import type { PublicClient } from "viem";
+import type { RpcPool } from "../chains/rpc-pool.js";
 import type { ActiveChain } from "../chains/runtime.js";
 import type { Db } from "../db/client.js";
 import type { Config } from "./config.js";
@@ -9,6 +10,8 @@ export type AppDeps = {
   config: Config;
   chains: ActiveChain[];
   clients: Map<number, PublicClient>;
+  /** Each chain's RPC providers behind its client (health and metrics read their state); absent in some tests. */
+  rpcPools?: Map<number, RpcPool>;
   /** Injectable clock (ms), so time-driven behaviour is testable without waiting. */
   now: () => number;
 };

@@ -292,3 +292,49 @@ export const scrapeSourceUp = new Gauge({
   labelNames: ["source"] as const,
   registers,
 });
+
+// JSON-RPC providers (chains/rpc-pool.ts): `provider` is "<n>:<host[:port]>", never a path or key.
+const rpcRequests = new Counter({
+  name: "chainpay_rpc_requests_total",
+  help: "JSON-RPC requests sent to a provider by this process, by chain and provider",
+  labelNames: ["chain_id", "provider"] as const,
+  registers,
+});
+const rpcErrors = new Counter({
+  name: "chainpay_rpc_errors_total",
+  help: "Provider faults by kind (rate_limited, server, timeout, network, wrong_chain, missing_block); the node's own answers (reverts) are not faults",
+  labelNames: ["chain_id", "provider", "kind"] as const,
+  registers,
+});
+const rpcSeconds = new Histogram({
+  name: "chainpay_rpc_request_seconds",
+  help: "JSON-RPC request latency by chain and provider, budget wait included",
+  labelNames: ["chain_id", "provider"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers,
+});
+/** One request to a provider (chains/rpc-pool.ts's observer). */
+export function observeRpc(e: { chainId: number; provider: string; ms: number; fault: string | null }) {
+  const chain = String(e.chainId);
+  rpcRequests.labels(chain, e.provider).inc();
+  rpcSeconds.labels(chain, e.provider).observe(e.ms / 1000);
+  if (e.fault) rpcErrors.labels(chain, e.provider, e.fault).inc();
+}
+export const rpcHeadLag = new Gauge({
+  name: "chainpay_rpc_head_lag_blocks",
+  help: "Blocks a provider's head is behind the highest head of the chain's providers (as this process last read them)",
+  labelNames: ["chain_id", "provider"] as const,
+  registers,
+});
+export const rpcProviderState = new Gauge({
+  name: "chainpay_rpc_provider_state",
+  help: "1 for a provider's current state (ok, lagging, rate_limited, failing, wrong_chain), 0 for the others",
+  labelNames: ["chain_id", "provider", "state"] as const,
+  registers,
+});
+export const rpcProviderInUse = new Gauge({
+  name: "chainpay_rpc_provider_in_use",
+  help: "1 for the provider reads go to now (the first usable in RPC_URL_<chainId>'s order), 0 for the others",
+  labelNames: ["chain_id", "provider"] as const,
+  registers,
+});

@@ -34,7 +34,7 @@ export function ponderSchemaName(chainKey: string): string {
 
 /** What a Ponder process may see of the environment when it must not inherit it (no keys, no secrets). */
 const PONDER_ENV =
-  /^(PATH|HOME|TMPDIR|LANG|TZ|NODE_OPTIONS|DATABASE_URL|APP_SCHEMA|DEPLOYMENTS_FILE|LOCAL_CHAINS|PONDER_[A-Z_]+|(RPC_URL|TOKEN_ADDRESS|FACTORY_ADDRESS|FACTORY_IMPLEMENTATION|ORACLE_ADDRESS|START_BLOCK)_[A-Z0-9_]+)$/;
+  /^(PATH|HOME|TMPDIR|LANG|TZ|NODE_OPTIONS|DATABASE_URL|APP_SCHEMA|DEPLOYMENTS_FILE|LOCAL_CHAINS|PONDER_[A-Z_]+|RPC_TIMEOUT_MS|RPC_MAX_LAG_BLOCKS|(RPC_URL|RPC_MAX_RPS|TOKEN_ADDRESS|FACTORY_ADDRESS|FACTORY_IMPLEMENTATION|ORACLE_ADDRESS|START_BLOCK)_[A-Z0-9_]+)$/;
 
 /** The environment variables of `env` that the indexer needs. */
 export function ponderEnv(env: Record<string, string | undefined>): Record<string, string | undefined> {

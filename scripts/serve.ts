@@ -3,6 +3,7 @@ import { startMetricsServer } from "../api/metrics-server.js";
 import { startApiServer } from "../api/server.js";
 import { factoryMismatch } from "../chains/factory-check.js";
 import { forkApiWorkers, isApiWorker, type ApiWorkers } from "../api/workers.js";
+import { chainClients } from "../chains/clients.js";
 import { activeChains } from "../chains/runtime.js";
 import { createDeps } from "../app/deps.js";
 import type { AppDeps } from "../core/deps.js";
@@ -67,8 +68,29 @@ async function shutdown(code: number) {
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
 
+/**
+ * Each chain's providers, named without secrets, and their chain ids: a provider answering for another chain would
+ * index and pay on the wrong chain, so the service does not start. One that does not answer now is only a warning.
+ */
+async function checkProviders() {
+  const chains = activeChains(env);
+  const { pools } = chainClients(chains);
+  for (const chain of chains) {
+    const pool = pools.get(chain.chainId)!;
+    log(
+      `chain ${chain.chainId} providers ${pool
+        .providers()
+        .map((p) => p.label)
+        .join(", ")}`,
+    );
+    const { unreachable } = await pool.verifyChainIds();
+    for (const label of unreachable) logs.warn({ chainId: chain.chainId, provider: label }, "RPC provider does not answer now");
+  }
+}
+
 /** Starts each role in turn; a signal meanwhile stops what has started and nothing more starts. */
 async function start() {
+  if (!worker) await checkProviders();
   if (roles.includes("indexer")) {
     const chains = activeChains(env);
     // Same build and same contracts: the same Ponder schema, so a restart resumes where it stopped.

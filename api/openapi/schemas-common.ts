@@ -59,6 +59,31 @@ export const HealthResponse = z
     issues: z.array(z.string()).meta({ description: "One line per failing component" }),
     database: component.extend({ latencyMs: z.number().optional() }),
     chains: z.array(component.extend({ chainId: z.number().int(), name: z.string(), latestBlock: z.number().int().optional() })),
+    rpc: z
+      .array(
+        z.object({
+          chainId: z.number().int(),
+          ok: z.boolean().meta({ description: "false when any of the chain's providers is not `ok`" }),
+          providers: z.array(
+            z.object({
+              provider: z
+                .string()
+                .meta({ description: "`<n>:<host[:port]>`: its place in RPC_URL_<chainId> and its host, never a path or key" }),
+              state: z.enum(["ok", "lagging", "rate_limited", "failing", "wrong_chain"]),
+              inUse: z.boolean().meta({ description: "Reads go to this one now" }),
+              head: z.number().int().nullable(),
+              lagBlocks: z.number().int().nullable().meta({ description: "Behind the highest head among the chain's providers" }),
+              latencyMs: z.number().int().nullable(),
+              requests: z.number().int(),
+              errors: z.number().int(),
+              lastError: z.string().nullable(),
+              until: z.string().nullable().meta({ description: "When its backoff ends (rate_limited, failing), ISO 8601" }),
+            }),
+          ),
+        }),
+      )
+      .nullable()
+      .meta({ description: "Each chain's JSON-RPC providers as this process sees them (docs/real-chain.md)" }),
     indexer: z.object({
       ready: z.boolean(),
       maxLagMs: z.number().int(),

@@ -57,6 +57,7 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
     }),
   );
   const chains = heads.map(({ at: _at, ...chain }) => chain);
+  const rpc = await rpcProviders(deps, issues);
 
   const progress = database.ok ? await indexerProgress(deps.db).catch(() => null) : null;
   if (!progress) issues.push("indexer: not ready (its views are not published)");
@@ -171,7 +172,48 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
 
   const ok = issues.length === 0;
   return c.json(
-    { status: ok ? "ok" : "degraded", issues, database, chains, indexer, processors, agentPayouts, settlement },
+    { status: ok ? "ok" : "degraded", issues, database, chains, rpc, indexer, processors, agentPayouts, settlement },
     ok ? 200 : 503,
   );
 });
+
+/** How long health waits for a fresh read of every provider's head before it shows what the pool last knew. */
+const PROBE_WAIT_MS = 2_000;
+
+/**
+ * Each chain's JSON-RPC providers as this process's pool sees them (chains/rpc-pool.ts): a provider that is not `ok`
+ * (lagging, rate_limited, failing, wrong_chain) is an issue naming it, even while another serves the chain.
+ */
+async function rpcProviders(deps: AppEnv["Variables"]["deps"], issues: string[]) {
+  const pools = deps.rpcPools;
+  if (!pools) return null;
+  await Promise.race([Promise.all([...pools.values()].map((p) => p.probe())), new Promise((r) => setTimeout(r, PROBE_WAIT_MS).unref())]);
+  return deps.chains.map((chain) => {
+    const providers = pools.get(chain.chainId)?.providers() ?? [];
+    for (const p of providers.filter((x) => x.state !== "ok")) {
+      const why =
+        p.state === "lagging"
+          ? `${p.lagBlocks} blocks behind the other providers`
+          : p.state === "wrong_chain"
+            ? (p.lastError ?? "answers for another chain")
+            : `${p.lastError ?? p.state}${p.until ? ` (left alone until ${new Date(p.until).toISOString()})` : ""}`;
+      issues.push(`rpc ${chain.chainId} provider ${p.label}: ${p.state}: ${why}`);
+    }
+    return {
+      chainId: chain.chainId,
+      ok: providers.every((p) => p.state === "ok"),
+      providers: providers.map((p) => ({
+        provider: p.label,
+        state: p.state,
+        inUse: p.inUse,
+        head: p.head === null ? null : Number(p.head),
+        lagBlocks: p.lagBlocks,
+        latencyMs: p.latencyMs,
+        requests: p.requests,
+        errors: p.errors,
+        lastError: p.lastError,
+        until: p.until === null ? null : new Date(p.until).toISOString(),
+      })),
+    };
+  });
+}

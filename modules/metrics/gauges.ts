@@ -9,6 +9,9 @@ import {
   indexerLagSeconds,
   paymentsAwaitingGas,
   paymentsWithdrawRequests,
+  rpcHeadLag,
+  rpcProviderInUse,
+  rpcProviderState,
   scrapeSourceUp,
   settlementOldestUnsettled,
   settlerBalance,
@@ -176,12 +179,37 @@ async function settlementWaits(deps: AppDeps) {
   }
 }
 
+const PROVIDER_STATES = ["ok", "lagging", "rate_limited", "failing", "wrong_chain"] as const;
+
+/** Each chain's providers, as this process's pool knows them after one fresh probe (chains/rpc-pool.ts). */
+async function rpcProviders(deps: AppDeps) {
+  const pools = [...(deps.rpcPools?.values() ?? [])];
+  await Promise.all(pools.map((p) => p.probe()));
+  rpcHeadLag.reset();
+  rpcProviderState.reset();
+  rpcProviderInUse.reset();
+  for (const pool of pools) {
+    const chain = String(pool.chainId);
+    for (const p of pool.providers()) {
+      if (p.lagBlocks !== null) rpcHeadLag.labels(chain, p.label).set(p.lagBlocks);
+      for (const s of PROVIDER_STATES) rpcProviderState.labels(chain, p.label, s).set(p.state === s ? 1 : 0);
+      rpcProviderInUse.labels(chain, p.label).set(p.inUse ? 1 : 0);
+    }
+  }
+}
+
 let inFlight: Promise<void> | null = null;
 
 /** Sets the scrape-time gauges; concurrent scrapes share one read. */
 export function refreshGauges(deps: AppDeps): Promise<void> {
   const heads = headsOnce(deps);
   inFlight ??= Promise.all([
+    // Bounded like every source: a hanging provider's probe leaves what the pool knew before it.
+    source(
+      "rpc",
+      () => rpcProviders(deps),
+      () => {},
+    ),
     source(
       "indexer",
       () => indexer(deps, heads),

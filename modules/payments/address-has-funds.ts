@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { zeroAddress, type Address } from "viem";
+import { moneyBlock } from "../../chains/money-block.js";
 import type { AppDeps } from "../../core/deps.js";
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
@@ -10,7 +11,7 @@ export type DepositAddress = { chain_id: number; token_address: string; recipien
 /**
  * Whether anything has reached a payment's deposit address, counted or not. That is:
  * - an indexed transfer of any token to the address, however shallow (not yet `blockConfirmations` deep), or
- * - for a native-coin payment, a balance above 0 at the node's head.
+ * - for a native-coin payment, a balance above 0 at the node's head (never below the indexer's block: moneyBlock).
  *
  * It also answers true when that balance cannot be read because the chain has no client: an unknown balance is
  * treated as funds. An RPC error is thrown.
@@ -35,5 +36,8 @@ export async function addressHasFunds(deps: Pick<AppDeps, "db" | "clients">, db:
   if (p.token_address !== zeroAddress) return false;
   const client = deps.clients.get(p.chain_id);
   if (!client) return true;
-  return (await client.getBalance({ address: p.recipient_address as Address })) > 0n;
+  // A lagging provider answers "latest" with an older state (a deposit the detector has already seen not there yet: a
+  // paid payment cancelled): pinned, it fails there and another answers.
+  const blockNumber = await moneyBlock(deps.db, client, p.chain_id);
+  return (await client.getBalance({ address: p.recipient_address as Address, blockNumber })) > 0n;
 }

@@ -1,4 +1,5 @@
 import { erc20Abi, multicall3Abi, zeroAddress, type Address } from "viem";
+import { moneyBlock } from "../../chains/money-block.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 
@@ -9,7 +10,9 @@ const BALANCES_PER_CALL = 1000;
 export type WalletAsset = { address: Address; token: Address };
 
 /**
- * Balances of deposit wallets on the canonical chain at `blockNumber` (the node's head when omitted):
+ * Balances of deposit wallets on the canonical chain at `blockNumber`, else at moneyBlock (the node's head, never below
+ * the indexer's block; a lagging provider answers "latest" with an older state, where a counted deposit seems gone:
+ * pinned, it fails there and another answers):
  * one Multicall3 batch per 1000 wallets, ERC-20 `balanceOf` and native `getEthBalance` alike. A wallet
  * the batch could not read (no Multicall3 at that block, a token that reverts) is read alone.
  *
@@ -24,7 +27,7 @@ export type WalletAsset = { address: Address; token: Address };
 export async function walletBalances(deps: AppDeps, chain: ActiveChain, wallets: WalletAsset[], blockNumber?: bigint): Promise<bigint[]> {
   if (!wallets.length) return [];
   const client = deps.clients.get(chain.chainId)!;
-  const at = blockNumber ?? (await client.getBlockNumber({ cacheTime: 0 }));
+  const at = blockNumber ?? (await moneyBlock(deps.db, client, chain.chainId));
   const calls = wallets.map((w) =>
     w.token.toLowerCase() === zeroAddress
       ? ({ address: chain.multicall3, abi: multicall3Abi, functionName: "getEthBalance", args: [w.address] } as const)

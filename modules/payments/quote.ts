@@ -2,6 +2,7 @@ import { cachedGasPrice, cachedL1Cost } from "../pricing/index.js";
 import type { AppDeps, Merchant, MerchantAgent } from "../../core/deps.js";
 import type { ActiveChain, ActiveToken } from "../../chains/runtime.js";
 import { Invalid, Unavailable } from "../../core/errors.js";
+import { firstLine, logger } from "../../core/log.js";
 import { MAX_UINT256 } from "../../core/money.js";
 import { computeFees, feeModeOf, gasFeeUsd18 } from "./fees.js";
 import { agentTermsOf } from "../agents/index.js";
@@ -9,9 +10,10 @@ import { hasPromotion } from "./promo.js";
 import { PriceUnavailableError, resolveNativePriceUsd, resolveTokenPriceUsd, type PriceSource } from "../pricing/index.js";
 
 const PRICE_UNAVAILABLE = "Oracle price unavailable";
+const log = logger("payments");
 const orUnavailable = <T>(p: Promise<T>): Promise<T> =>
   p.catch((e: unknown) => {
-    throw e instanceof PriceUnavailableError ? new Unavailable(PRICE_UNAVAILABLE) : e;
+    throw e instanceof PriceUnavailableError ? new Unavailable(PRICE_UNAVAILABLE, 5) : e;
   });
 
 /**
@@ -86,7 +88,12 @@ export async function quotePayment(
   const nativePrice = await orUnavailable(resolveNativePriceUsd(deps, q.chain.chainId, undefined, { cached: true }));
   if (nativePrice) {
     const client = deps.clients.get(q.chain.chainId)!;
-    const [gasPriceWei, l1] = await Promise.all([cachedGasPrice(client), cachedL1Cost(client, q.chain)]);
+    // No provider of the chain answers (an outage, every one rate-limited): no gas price, no quote. The spec's 503
+    // "retry after a few seconds"; nothing is written, so the merchant's retry (same Idempotency-Key) creates it.
+    const [gasPriceWei, l1] = await Promise.all([cachedGasPrice(client), cachedL1Cost(client, q.chain)]).catch((e: unknown) => {
+      log.warn({ chainId: q.chain.chainId, error: firstLine(e) }, "no gas price from the chain's RPC providers: creation answers 503");
+      throw new Unavailable(PRICE_UNAVAILABLE, 5);
+    });
     // Its L1 data: a fee on an OP-stack chain, extra L2 gas on Arbitrum (modules/pricing/l1-fee.ts).
     const gasUnits = (q.token.kind === "native" ? SWEEP_GAS_UNITS.native : SWEEP_GAS_UNITS.token) + l1.gasUnits;
     gasUsd18 = gasFeeUsd18({ gasUnits, gasPriceWei, nativePriceUsd18: nativePrice.priceUsd18, l1FeeWei: l1.feeWei });

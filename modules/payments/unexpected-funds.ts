@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/pg-core";
 import { getAddress, isAddress, multicall3Abi, zeroAddress, type Address, type Hex, type PublicClient } from "viem";
+import { moneyBlock } from "../../chains/money-block.js";
 import type { AppDeps } from "../../core/deps.js";
 import { firstLine, logger } from "../../core/log.js";
 import { formatAmount } from "../../core/money.js";
@@ -345,8 +346,9 @@ export async function recoverableUnits(deps: Deps, p: PaymentRef, token: Hex): P
   if (token === zeroAddress) {
     const client = deps.clients.get(p.chain_id);
     if (!client) return 0n;
-    const [balance] = await nativeBalances(deps, client, p.chain_id, [p.recipient_address as Address]);
-    return balance ?? 0n;
+    // What the recovery sweeps and is charged on. A lagging provider answers "latest" with an older state (before the
+    // last recovery's sweep, or before new funds): pinned, it fails there and another answers.
+    return client.getBalance({ address: p.recipient_address as Address, blockNumber: await moneyBlock(deps.db, client, p.chain_id) });
   }
   const units = (await indexedBalances(deps, [p], token)).get(key(p.chain_id, p.recipient_address))?.get(token) ?? 0n;
   return units > 0n ? units : 0n;

@@ -1,4 +1,5 @@
 import { getAddress, type Address, type PublicClient } from "viem";
+import { moneyBlock } from "../../chains/money-block.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 
@@ -52,7 +53,9 @@ export async function nativeSenders(
   const client = deps.clients.get(chain.chainId);
   if (!client) throw new Error(`no RPC client for chain ${chain.chainId}`);
   const address = getAddress(q.address);
-  const head = await client.getBlockNumber({ cacheTime: 0 });
+  // Searched up to the indexer's block at least (the deposit a payment was counted on is in it): a lagging provider's
+  // "latest" would end the search before that deposit. Its reads are pinned: it fails there and another answers.
+  const head = await moneyBlock(deps.db, client, chain.chainId);
   const created = await creationBlock(deps, chain, client, address, q.since, head);
   const lo = q.fromBlock !== undefined && q.fromBlock > created ? q.fromBlock : created;
   const memoKey = `${chain.chainId}:${address.toLowerCase()}:${lo}`;

@@ -3,6 +3,7 @@ import { returnGasCap } from "../../chains/gas-caps.js";
 import { encodeFunctionData, erc20Abi, getAddress, isAddress, zeroAddress, type Address, type Hex, type LocalAccount } from "viem";
 import { walletFactoryAbi } from "../../abis/WalletFactory.js";
 import { factorySupportsReturn } from "../../chains/factory-check.js";
+import { moneyBlock } from "../../chains/money-block.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasEstimateError, txSender, type BroadcastHooks } from "../../chains/tx-sender.js";
 import type { AppDeps } from "../../core/deps.js";
@@ -145,17 +146,20 @@ export async function returnHeldFunds(deps: Deps, owner: LocalAccount, target: T
   if (screening.status === "sanctioned" && !licence)
     throw new Conflict(`${to} is flagged by ${screening.source}: returning funds to it needs --licence <reference>`);
   if (screening.status === "unavailable") throw new Conflict(`${to} could not be screened (${screening.reason}): try again`);
+  // The balance (what is returned) is read at this block: a lagging provider answers "latest" with an older state (funds
+  // not there yet, returned short): pinned, it fails there and another answers.
+  const at = await moneyBlock(deps.db, client, chain.chainId);
   if (r.block_number !== null) {
     // A vault address also holds clean deposits: a deposit a re-org could still take away must not be returned from them.
-    const depth = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(r.block_number) + 1n;
+    const depth = at - BigInt(r.block_number) + 1n;
     if (depth < BigInt(chain.finalityBlocks))
       throw new Conflict(`the deposit is ${depth} of ${chain.finalityBlocks} blocks deep: it can be returned once final`);
   }
 
   const balance =
     token === zeroAddress
-      ? await client.getBalance({ address: wallet })
-      : await client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [wallet] });
+      ? await client.getBalance({ address: wallet, blockNumber: at })
+      : await client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [wallet], blockNumber: at });
   const amount = returnAmount(r, opts.amount, balance);
   const call = {
     to: chain.factory,

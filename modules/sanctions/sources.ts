@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { getAddress, type Address } from "viem";
 import { sanctionsOracleAbi } from "../../abis/SanctionsOracle.js";
+import { moneyBlock } from "../../chains/money-block.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { firstLine } from "../../core/log.js";
@@ -101,10 +102,19 @@ function oracleSource(deps: Pick<AppDeps, "db" | "config" | "clients" | "now">, 
  * `isSanctioned` of each address: one Multicall3 batch (the chain's), an address the batch could not read asked
  * alone. Throws when any answer is missing (no contract at `oracle`, a revert, the RPC down): never a guess.
  */
-async function isSanctioned(deps: Pick<AppDeps, "clients">, chain: ActiveChain, oracle: Address, addresses: Address[]): Promise<boolean[]> {
+async function isSanctioned(
+  deps: Pick<AppDeps, "db" | "clients">,
+  chain: ActiveChain,
+  oracle: Address,
+  addresses: Address[],
+): Promise<boolean[]> {
   const client = deps.clients.get(chain.chainId);
   if (!client) throw new Error(`no RPC client for chain ${chain.chainId}`);
-  const read = (a: Address) => client.readContract({ address: oracle, abi: sanctionsOracleAbi, functionName: "isSanctioned", args: [a] });
+  // A lagging provider answers "latest" with an older oracle (an address listed since not flagged yet): pinned, it
+  // fails there and another answers.
+  const blockNumber = await moneyBlock(deps.db, client, chain.chainId);
+  const read = (a: Address) =>
+    client.readContract({ address: oracle, abi: sanctionsOracleAbi, functionName: "isSanctioned", args: [a], blockNumber });
   if (addresses.length === 1) return [await read(getAddress(addresses[0]!))];
   const results = await client.multicall({
     contracts: addresses.map(
@@ -112,6 +122,7 @@ async function isSanctioned(deps: Pick<AppDeps, "clients">, chain: ActiveChain, 
     ),
     multicallAddress: chain.multicall3,
     allowFailure: true,
+    blockNumber,
   });
   const out: boolean[] = [];
   for (const [i, r] of results.entries()) out.push(r.status === "success" ? r.result : await read(getAddress(addresses[i]!)));

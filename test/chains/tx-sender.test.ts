@@ -6,6 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { viemChain } from "../../chains/clients.js";
 import type { ActiveChain } from "../../chains/runtime.js";
 import { GasCapError, GasEstimateError, txSender, type StoredTx, type TxOutcome } from "../../chains/tx-sender.js";
+import { indexerProgress } from "../../db/indexer-status.js";
 import { chainHelpers, waitFor } from "../helpers/chain.js";
 import { startTestService, type TestService } from "../helpers/service.js";
 
@@ -75,8 +76,10 @@ async function reconcileOne(tx: StoredTx) {
 const sentRaw = () => calls.filter((c) => c.method === "eth_sendRawTransaction").length;
 
 describe("gas estimation", () => {
-  // What viem asks before estimating for a local account (eth_fillTransaction falls back when unknown).
+  // What viem asks before estimating for a local account (eth_fillTransaction falls back when unknown), and the head
+  // the estimate is pinned to (chains/money-block.ts).
   const prepared: Record<string, (p: any[]) => Answer> = {
+    eth_blockNumber: () => ({ result: hex(100) }),
     eth_chainId: () => ({ result: hex(777177) }),
     eth_getTransactionCount: () => ({ result: "0x0" }),
     eth_maxPriorityFeePerGas: () => ({ result: "0x1" }),
@@ -90,6 +93,22 @@ describe("gas estimation", () => {
     const e = await send().catch((x) => x);
     expect(e).toBeInstanceOf(GasEstimateError);
     expect(e.message).toContain("nothing to sweep");
+  });
+
+  it("is made at a block number (the head, never below the indexer's block), with the fees, not at latest", async () => {
+    script = { ...prepared, eth_estimateGas: () => ({ error: { code: 3, message: "execution reverted: nothing to sweep" } }) };
+    const indexed = async () => BigInt((await indexerProgress(svc.deps.db))?.find((p) => p.chainId === 777177)?.indexedBlock ?? 0);
+    const max = (a: bigint, b: bigint) => (a > b ? a : b);
+    const before = await indexed();
+    const from = calls.length;
+    await send().catch(() => undefined);
+    const after = await indexed();
+    const [request, block] = calls.slice(from).find((c) => c.method === "eth_estimateGas")!.params;
+    // A lagging provider answers "latest" with an older state; a block it has not seen it cannot answer.
+    expect(block).toMatch(/^0x[0-9a-f]+$/);
+    expect(BigInt(block)).toBeGreaterThanOrEqual(max(100n, before));
+    expect(BigInt(block)).toBeLessThanOrEqual(max(100n, after));
+    expect(request.maxFeePerGas).toBeDefined();
   });
 
   it("an HTTP 503, an RPC internal error and a refused connection are rethrown as they are", async () => {
@@ -117,6 +136,7 @@ describe("gas estimation", () => {
 
 describe("gas cap", () => {
   const prepared: Record<string, (p: any[]) => Answer> = {
+    eth_blockNumber: () => ({ result: hex(100) }),
     eth_chainId: () => ({ result: hex(777177) }),
     eth_getTransactionCount: () => ({ result: "0x0" }),
     eth_maxPriorityFeePerGas: () => ({ result: "0x1" }),
@@ -201,6 +221,8 @@ describe("reconcile on Anvil (1 s blocks, chain 777177: 30 finality blocks, fina
     const outcomes: TxOutcome["status"][] = [];
     await sender.reconcile([stored], async (_, o) => void outcomes.push(o.status));
     expect(outcomes).toEqual(["sent"]); // used, but not final: it may still come back
+    // 31 blocks at once rather than 31 s of the chain's blocks.
+    await h.mine(31);
     await waitFor(async () => (await h.pub.getBlockNumber({ cacheTime: 0 })) >= other.blockNumber + 31n, {
       what: "30 blocks on top",
       timeout: 90_000,

@@ -191,3 +191,29 @@ it("refuses the development HASH_SECRET and unknown roles", async () => {
     if (s.child.exitCode === null && !s.child.signalCode) s.child.kill("SIGKILL");
   }
 });
+
+it("names each chain's providers without their paths, and refuses one that answers for another chain (exit 1)", async () => {
+  const own = stackEnv.RPC_URL_137!;
+  const other = stackEnv.RPC_URL_777177!;
+  const s = serve({
+    ...shellEnv(),
+    ...stackEnv,
+    ROLES: "api,processors",
+    APP_SCHEMA: schema,
+    HASH_SECRET: randomBytes(16).toString("hex"),
+    SETTLER_PRIVATE_KEY: generatePrivateKey(),
+    BRIDGE_AUTHORITY_PRIVATE_KEY: generatePrivateKey(),
+    // A second provider for 137 that is really 777177's node, with a key in its query as keyed URLs have.
+    RPC_URL_137: `${own}, ${other}/?key=SECRET-KEY`,
+  });
+  try {
+    expect(await s.exited).toBe(1);
+    const host = (u: string) => new URL(u).host;
+    expect(s.out.stdout).toContain(`chain 137 providers 1:${host(own)}, 2:${host(other)}`);
+    expect(s.out.stdout).toContain(`RPC provider 2:${host(other)} of chain 137 answers for chain 777177: fix RPC_URL_137`);
+    expect(s.out.stdout + s.out.stderr).not.toContain("SECRET-KEY");
+    expect(s.out.stdout).not.toContain("serving");
+  } finally {
+    if (s.child.exitCode === null && !s.child.signalCode) s.child.kill("SIGKILL");
+  }
+});

@@ -302,7 +302,7 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
   async function sameError(
     input: Record<string, unknown>,
     apiKey: string | undefined,
-    expected: { error: string; status: number },
+    expected: { error: string; status: number; retryAfter?: number },
     http: Http = svc.http,
   ) {
     const rest = await http("POST", "/payments", { body: input, apiKey });
@@ -313,9 +313,14 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
     const err = onlyError(await gql(CREATE, { input }, apiKey, undefined, http), "createPayment");
     expect({ message: err.message, extensions: err.extensions, path: err.path }).toEqual({
       message: expected.error,
-      extensions: { code: CODE[expected.status], http: expected.status },
+      extensions: {
+        code: CODE[expected.status],
+        http: expected.status,
+        ...(expected.retryAfter !== undefined && { retryAfter: expected.retryAfter }),
+      },
       path: ["createPayment"],
     });
+    if (expected.retryAfter !== undefined) expect(rest.headers.get("retry-after")).toBe(String(expected.retryAfter));
   }
 
   it("every error message, first failing check first: form, merchant, token, network, amount, key, creation", async () => {
@@ -364,7 +369,8 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
     await sameError(
       body({ chainId: "137", token: zeroAddress, amount: "1" }),
       broken.apiKey,
-      { error: "Oracle price unavailable", status: 503 },
+      // The spec's "retry after a few seconds": Retry-After 5 (REST), extensions.retryAfter (GraphQL).
+      { error: "Oracle price unavailable", status: 503, retryAfter: 5 },
       broken.http,
     );
     // The oracle was asked (and its connections dropped): the 503 is the RPC's failure, not a missing price.

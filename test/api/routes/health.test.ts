@@ -65,7 +65,7 @@ it("GET /api/health reports the database, each chain's latest block and indexer 
 it("answers 503 with the failing component when a chain is unreachable", async () => {
   const broken = { ...deps, chains: deps.chains.map((c) => ({ ...c })), clients: new Map(deps.clients) };
   const { publicClients } = await import("../../../chains/clients.js");
-  const bad = publicClients([{ ...broken.chains[0]!, rpcUrl: "http://127.0.0.1:9" }]);
+  const bad = publicClients([{ ...broken.chains[0]!, rpcUrl: "http://127.0.0.1:9", rpcUrls: ["http://127.0.0.1:9"] }]);
   broken.clients.set(broken.chains[0]!.chainId, bad.get(broken.chains[0]!.chainId)!);
   const srv = await startApiServer(broken, 0);
   try {
@@ -174,7 +174,7 @@ it("an indexer more than 2 minutes behind a chain's head makes health degraded (
     const progress = (await indexerProgress(deps.db))!.find((p) => p.chainId === chainId)!;
     const ahead = {
       ...deps,
-      chains: deps.chains.map((c) => (c.chainId === chainId ? { ...c, rpcUrl: anvil.rpcUrl } : c)),
+      chains: deps.chains.map((c) => (c.chainId === chainId ? { ...c, rpcUrl: anvil.rpcUrl, rpcUrls: [anvil.rpcUrl] } : c)),
       clients: new Map(deps.clients),
     };
     const { publicClients } = await import("../../../chains/clients.js");

@@ -2,8 +2,11 @@ import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseUnits, zeroAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createApiKey } from "../../../modules/merchants/index.js";
+import { startApiServer } from "../../../api/server.js";
+import { createApiKey, createMerchant } from "../../../modules/merchants/index.js";
 import { createTerminal } from "../../../modules/terminals/index.js";
+import { startDeadRpc } from "../../helpers/dead-rpc.js";
+import { createTestDeps } from "../../helpers/deps.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 
 // POST /payments through HTTP only (spec "POST /payments", "Payment record", "Errors", "Limits",
@@ -420,6 +423,30 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
     const res = await post(body(b as Record<string, unknown>), await rotatingKey());
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error });
+  });
+
+  it("every RPC provider of the chain down: the gas fee cannot be quoted -> 503 Oracle price unavailable, Retry-After 5, nothing stored", async () => {
+    const providers = [await startDeadRpc(), await startDeadRpc()];
+    const deps = await createTestDeps({ env: { RPC_URL_137: providers.map((p) => p.url).join(",") } });
+    const server = await startApiServer(deps, 0, "127.0.0.1");
+    try {
+      const m = await createMerchant(deps.db, { name: "No RPC" });
+      const apiKey = (await createApiKey(deps.db, m.id)).key;
+      // USDT0 is priced without the chain (a stablecoin): only the gas price needs a provider.
+      const t = deps.chains.find((c) => c.chainId === 137)!.tokens.find((x) => x.symbol === "USDT0")!;
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/payments`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": apiKey },
+        body: JSON.stringify(body({ chainId: "137", token: t.address })),
+      });
+      expect([res.status, await res.json(), res.headers.get("retry-after")]).toEqual([503, { error: "Oracle price unavailable" }, "5"]);
+      for (const p of providers) expect(p.connections).toBeGreaterThan(0);
+      expect((await deps.db.pool.query(`SELECT count(*)::int AS n FROM payments`)).rows[0].n).toBe(0);
+    } finally {
+      await server.close();
+      await deps.cleanup();
+      for (const p of providers) await p.close();
+    }
   });
 
   it("a supported network that this service does not run (chain 1) -> 400 Invalid network selected", async () => {
