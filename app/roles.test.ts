@@ -120,6 +120,18 @@ describe("checkServeConfig: what is required", () => {
   });
 });
 
+describe("checkServeConfig: prices of a mainnet chain's native coin", () => {
+  it("wants a Chainlink feed for it (the registry's, or PRICE_FEED_<chainId>_<SYMBOL>), naming what is missing", () => {
+    expect(checkServeConfig(full()).missing).toEqual([]); // the registry's MATIC/USD feed on 137
+    expect(checkServeConfig(full({ PRICE_FEED_137_MATIC: "none" })).missing).toEqual([
+      "PRICE_FEED_137_MATIC (chain 137: a Chainlink feed for MATIC)",
+    ]);
+    expect(checkServeConfig(full({ PRICE_FEED_137_MATIC: `${FACTORY}:60` })).missing).toEqual([]);
+    // A local twin (the local stack's LOCAL_CHAINS) is priced by its deployment.
+    expect(checkServeConfig(full({ PRICE_FEED_137_MATIC: "none", LOCAL_CHAINS: "137,777177" })).missing).toEqual([]);
+  });
+});
+
 describe("checkServeConfig: unusable values", () => {
   it("names each broken value without printing it", () => {
     const c = checkServeConfig(

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { isAddress } from "viem";
 import { CHAINS } from "../chains/registry.js";
-import { rpcUrlsOf, type Deployments } from "../chains/runtime.js";
+import { activeChains, rpcUrlsOf, type Deployments } from "../chains/runtime.js";
 import { DEV_HASH_SECRET } from "../core/config.js";
 import { parseSecretKey } from "../core/secret-box.js";
 
@@ -122,6 +122,23 @@ export function checkServeConfig(env: Env): ServeCheck {
   for (const c of served)
     if (!set(env[`FACTORY_ADDRESS_${c.chainId}`]) && !deployments.chains?.[String(c.chainId)]?.factory)
       missing.push(`FACTORY_ADDRESS_${c.chainId} (chain ${c.chainId})`);
+
+  // A mainnet chain's gas fees are priced in its native coin: without a Chainlink feed for it, the price would come from
+  // an oracle nothing keeps fresh. Local twins (LOCAL_CHAINS, the local stack) are priced by their deployment.
+  const local = new Set((env.LOCAL_CHAINS ?? "").split(",").map((x) => Number(x.trim())));
+  if (invalid.length === 0)
+    for (const c of served) {
+      if (c.testnet || !c.native || local.has(c.chainId)) continue;
+      let feeds: Record<string, unknown> | undefined;
+      try {
+        feeds = activeChains(env).find((a) => a.chainId === c.chainId)?.priceFeeds;
+      } catch (e) {
+        invalid.push(`${(e as Error).message.split(" ")[0]} (${(e as Error).message})`);
+        continue;
+      }
+      if (!feeds?.[c.native.oracleSymbol])
+        missing.push(`PRICE_FEED_${c.chainId}_${c.native.oracleSymbol} (chain ${c.chainId}: a Chainlink feed for ${c.native.symbol})`);
+    }
 
   return { roles, missing, invalid };
 }

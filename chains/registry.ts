@@ -18,6 +18,9 @@ export type TokenInfo = {
   oracleSymbol: string;
 };
 
+/** A Chainlink price feed (AggregatorV3Interface proxy): USD per unit, `heartbeatS` the longest it goes unupdated. */
+export type PriceFeed = { address: Address; heartbeatS: number };
+
 export type ChainInfo = {
   chainId: number;
   name: string;
@@ -39,6 +42,13 @@ export type ChainInfo = {
    * (GasPriceOracle predeploy); on Arbitrum extra L2 gas, the L1 component eth_estimateGas includes (NodeInterface).
    */
   l1DataFee?: "op-stack" | "arbitrum";
+  /**
+   * Chainlink USD feeds on this chain by oracle symbol (modules/pricing/chainlink.ts); PRICE_FEED_<chainId>_<SYMBOL>
+   * overrides or adds one. Addresses and heartbeats from Chainlink's feed list (checked against aave-address-book).
+   */
+  priceFeeds?: Record<string, PriceFeed>;
+  /** An L2's Chainlink sequencer uptime feed (answer 0 = up): while it is down, or within the grace period after, no price is used. */
+  sequencerFeed?: Address;
 };
 
 /**
@@ -124,6 +134,7 @@ export const CHAINS: readonly ChainInfo[] = [
     fees: fees(0, 500, 12_000, 3),
     priceIndexIds: { platform: "ethereum", nativeCoin: "ethereum" },
     native: native("ETH"),
+    priceFeeds: { ETH: { address: "0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419", heartbeatS: 3600 } },
     tokens: [
       stable("USDT", 6, "0xdAC17F958D2ee523a2206206994597C13D831ec7"),
       stable("USDC", 6, "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"),
@@ -140,6 +151,8 @@ export const CHAINS: readonly ChainInfo[] = [
     fees: fees(30, 5_000, 2_000, 5),
     priceIndexIds: { platform: "polygon-pos", nativeCoin: "polygon-ecosystem-token" },
     native: native("MATIC"),
+    // Chainlink's "MATIC / USD" proxy prices POL since the migration (there is no separate POL/USD feed on Polygon).
+    priceFeeds: { MATIC: { address: "0xAB594600376Ec9fD91F8e885dADF0CE036862dE0", heartbeatS: 27 } },
     tokens: [
       stable("USDT0", 6, "0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "USDT"),
       stable("USDC", 6, "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359"),
@@ -155,6 +168,7 @@ export const CHAINS: readonly ChainInfo[] = [
     fees: fees(0.1, 100, 3_000, 4),
     priceIndexIds: { platform: "binance-smart-chain", nativeCoin: "binancecoin" },
     native: native("BNB"),
+    priceFeeds: { BNB: { address: "0x0567F2323251f0Aab15c8dFb1967E4e8A7D42aeE", heartbeatS: 27 } },
     tokens: [
       stable("USDT", 18, "0x55d398326f99059fF775485246999027B3197955"),
       stable("USDC", 18, "0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d"),
@@ -173,6 +187,8 @@ export const CHAINS: readonly ChainInfo[] = [
     l1DataFee: "op-stack",
     priceIndexIds: { platform: "base", nativeCoin: "ethereum" },
     native: native("ETH"),
+    priceFeeds: { ETH: { address: "0x71041dddad3595F9CEd3DcCFBe3D1F4b0a16Bb70", heartbeatS: 1200 } },
+    sequencerFeed: "0xBCF85224fc0756B9Fa45aA7892530B47e10b6433",
     tokens: [stable("USDC", 6, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")],
   },
   {
@@ -185,6 +201,8 @@ export const CHAINS: readonly ChainInfo[] = [
     fees: fees(0, 50, 250, 20),
     l1DataFee: "arbitrum",
     native: native("ETH"),
+    priceFeeds: { ETH: { address: "0x639Fe6ab55C921f74e7fac1ee960C0B6293ba612", heartbeatS: 86400 } },
+    sequencerFeed: "0xFdB631F5EE196F0ed6FAa767959853A9F217697D",
     tokens: [
       stable("USDT", 6, "0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9"),
       stable("USDC", 6, "0xaf88d065e77c8cC2239327C5EDb3A432268e5831"),

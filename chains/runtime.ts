@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { getAddress, type Address } from "viem";
-import { CHAINS, MULTICALL3_ADDRESS, type ChainInfo, type FeeRule, type TokenInfo } from "./registry.js";
+import { CHAINS, MULTICALL3_ADDRESS, type ChainInfo, type FeeRule, type PriceFeed, type TokenInfo } from "./registry.js";
 
 /** Contracts deployed by the local stack (or by an operator), written as JSON and named by DEPLOYMENTS_FILE. */
 export type ChainDeployment = {
@@ -17,6 +17,13 @@ export type ChainDeployment = {
   sanctionsOracle?: Address;
   /** symbol -> address of tokens deployed for this chain (test tokens on Anvil). */
   tokens: Record<string, Address>;
+  /**
+   * The Chainlink feeds of this deployment, replacing the registry's (a local chain has none of the mainnet feeds: the
+   * local stack writes `{}`, or the MockV3Aggregator feeds it deployed); absent: the registry's.
+   */
+  priceFeeds?: Record<string, PriceFeed>;
+  /** The deployment's sequencer uptime feed (null: none), replacing the registry's. */
+  sequencerFeed?: Address | null;
   startBlock: number;
 };
 export type Deployments = { chains: Record<string, ChainDeployment> };
@@ -116,9 +123,41 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
       startBlock: Number(env[`START_BLOCK_${chain.chainId}`] ?? dep?.startBlock ?? 0),
       tokens,
       fees: feeRuleOf(chain, env),
+      priceFeeds: priceFeedsOf(chain, dep, env),
+      sequencerFeed: sequencerFeedOf(chain, dep, env),
     });
   }
   return out;
+}
+
+/**
+ * A chain's Chainlink feeds: PRICE_FEED_<chainId>_<SYMBOL> (`<address>[:<heartbeat seconds>]`, or `none`), over the
+ * deployment's (when it lists any), over the registry's.
+ */
+function priceFeedsOf(chain: ChainInfo, dep: ChainDeployment | undefined, env: Env): Record<string, PriceFeed> {
+  const feeds: Record<string, PriceFeed> = { ...(dep?.priceFeeds ?? chain.priceFeeds ?? {}) };
+  const prefix = `PRICE_FEED_${chain.chainId}_`;
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(prefix) || !value) continue;
+    const symbol = name.slice(prefix.length).toUpperCase();
+    if (value === "none") {
+      delete feeds[symbol];
+      continue;
+    }
+    const [address, heartbeat] = value.split(":");
+    const heartbeatS = heartbeat === undefined ? (feeds[symbol]?.heartbeatS ?? 3600) : Number(heartbeat);
+    if (!Number.isInteger(heartbeatS) || heartbeatS <= 0) throw new Error(`${name} must be <address>[:<heartbeat seconds>]`);
+    feeds[symbol] = { address: getAddress(address!), heartbeatS };
+  }
+  return feeds;
+}
+/** SEQUENCER_FEED_<chainId> (an address, or `none`), over the deployment's, over the registry's. */
+function sequencerFeedOf(chain: ChainInfo, dep: ChainDeployment | undefined, env: Env): Address | undefined {
+  const v = env[`SEQUENCER_FEED_${chain.chainId}`];
+  if (v === "none") return undefined;
+  if (v) return getAddress(v);
+  if (dep && dep.sequencerFeed !== undefined) return dep.sequencerFeed ?? undefined;
+  return chain.sequencerFeed;
 }
 
 /** The registry's fee rule of a chain, with the operator's cap (`MAX_FEE_PER_GAS_GWEI_<chainId>`, a positive number). */

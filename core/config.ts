@@ -166,6 +166,17 @@ const schema = z.object({
    * one lookup, and a price older than this is never used. 0 turns the cache off.
    */
   PRICE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /** Seconds past a Chainlink feed's heartbeat its answer is still used (modules/pricing/chainlink.ts). */
+  CHAINLINK_HEARTBEAT_MARGIN_S: z.coerce.number().int().nonnegative().default(60),
+  /** Seconds an L2 sequencer must have been up again before its chain's feeds are trusted (Chainlink's example: 3600). */
+  SEQUENCER_GRACE_S: z.coerce.number().int().nonnegative().default(3600),
+  /** Oldest our own PriceOracle's price may be (seconds since its `setPrice`); 0: not checked. */
+  ORACLE_MAX_AGE_S: z.coerce.number().int().nonnegative().default(0),
+  /**
+   * When the price index and the on-chain oracle (a Chainlink feed or our PriceOracle) both price a token and differ by
+   * more than this (basis points of the oracle's price), neither is used: the price is unavailable. 0: not compared.
+   */
+  PRICE_MAX_DEVIATION_BPS: z.coerce.number().int().nonnegative().default(0),
   /**
    * Custom tokens (`<chainId>:<address>`, comma separated) whose contract symbol the on-chain oracle may price.
    * Any other custom token is priced by the index (by address) or customPriceUsd: a worthless token named

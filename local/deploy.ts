@@ -150,6 +150,9 @@ export async function deployLocalChain(opts: {
     sanctionsOracle,
     tokens,
     startBlock,
+    // No mainnet Chainlink feed exists on a local chain: prices come from the PriceOracle above.
+    priceFeeds: {},
+    sequencerFeed: null,
   };
 }
 

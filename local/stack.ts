@@ -91,6 +91,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       deployments.chains[String(chainId)] = kept ?? (await deployLocalChain({ chainId, rpcUrl: anvil.rpcUrl }));
       // State kept from before the sanctions oracle existed: deploy it alone.
       if (kept && !kept.sanctionsOracle) kept.sanctionsOracle = await deploySanctionsOracle({ chainId, rpcUrl: anvil.rpcUrl });
+      // State kept from before deployments listed their Chainlink feeds: a local chain has none of the registry's.
+      if (kept && kept.priceFeeds === undefined) Object.assign(kept, { priceFeeds: {}, sequencerFeed: null });
       log(`chain ${String(chainId).padEnd(7)}${anvil.rpcUrl}${forkUrl ? ` (fork of ${forkUrl})` : ""}${kept ? " (state kept)" : ""}`);
     }
     fs.writeFileSync(deploymentsFile, JSON.stringify(deployments, null, 2));

@@ -23,6 +23,7 @@ const CONTRACTS = [
   "GasBurnerToken",
   "GasPriceOracleStandIn",
   "NodeInterfaceStandIn",
+  "MockV3Aggregator",
 ];
 
 const sources = Object.fromEntries(

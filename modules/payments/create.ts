@@ -128,6 +128,7 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
     expiresAt: new Date(input.expiresAt ?? now + DEFAULT_EXPIRY_MS),
     createdAt: new Date(now),
     gasFeeUsd18: quote.gasFeeUsd18,
+    priceUpdatedAt: quote.priceUpdatedAt,
     regular: quote.regular,
     promo: quote.promo,
     tolerance: { regular: toleranceOf(quote.regular), promo: quote.promo ? toleranceOf(quote.promo) : null },

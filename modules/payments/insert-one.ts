@@ -32,6 +32,8 @@ export type NewPaymentRow = {
   terminalCode: string | null;
   expiresAt: Date;
   createdAt: Date;
+  /** When the quote's price was set (quote.ts); null for a stablecoin or a custom price. */
+  priceUpdatedAt: Date | null;
   /** The quote's gas fee in USD, 18 decimals (quote.ts). */
   gasFeeUsd18: bigint;
   /** Fees without the promotion, and with it when the merchant's plan has one (null: no promotion). */
@@ -108,6 +110,7 @@ export function insertOneStatement(row: NewPaymentRow): { text: string; values: 
     processing_fee_units: byPromo("numeric", (f) => f.processingFeeUnits.toString()),
     gas_tank_fee_micros: byPromo("numeric", (f) => f.gasTankFeeMicros.toString()),
     gas_fee_usd18: $(row.gasFeeUsd18.toString()),
+    price_updated_at: $(row.priceUpdatedAt),
     agent_id: $(row.agentId),
     agent_fee_bps: byPromo("int", (f) => f.agentFeeBps),
     agent_fee_units: byPromo("numeric", (f) => f.agentFeeUnits.toString()),

@@ -41,6 +41,8 @@ export type Quote = {
   platformFeeBps: number;
   /** The referring agent and its terms (docs/agents.md), or null. */
   agent: MerchantAgent | null;
+  /** When the price was set (ResolvedPrice.updatedAt); null for a stablecoin or a custom price. */
+  priceUpdatedAt: Date | null;
   /** The gas part of the fees in USD (18 decimals), kept for the Gas Tank's charge at completion. */
   gasFeeUsd18: bigint;
   /** Fees without the promotion. */
@@ -128,6 +130,7 @@ export async function quotePayment(
     gasless,
     platformFeeBps: q.merchant.platformFeeBps,
     gasFeeUsd18: gasUsd18,
+    priceUpdatedAt: price.updatedAt ?? null,
     agent,
     regular: feesOf(false),
     promo: hasPromotion(q.merchant) ? feesOf(true) : null,

@@ -34,6 +34,8 @@ export const payments = pgTable(
     customPriceUsd: text("custom_price_usd"),
     priceUsd: text("price_usd"),
     priceSource: text("price_source").notNull(),
+    /** When the price was set (a Chainlink feed's or our PriceOracle's updatedAt, the index read); null: stablecoin or custom. */
+    priceUpdatedAt: ts("price_updated_at"),
     platformFeeBps: integer("platform_fee_bps").notNull(),
     promoApplied: boolean("promo_applied").notNull().default(false),
     platformFeeUnits: units("platform_fee_units").notNull().default("0"),

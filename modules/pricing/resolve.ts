@@ -2,6 +2,7 @@ import { zeroAddress } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { chainInfo, type TokenKind } from "../../chains/registry.js";
 import { formatPrice18, ONE_USD18, PRICE_DECIMALS, tryParseAmount } from "../../core/money.js";
+import { readChainlinkPrice } from "./chainlink.js";
 import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "./oracle.js";
 import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
 import { scopedCache } from "../../core/ttl-cache.js";
@@ -38,7 +39,7 @@ export type ResolvedPrice = {
   /** The same price, 18 decimals, > 0: feed this to lib/fees.ts. */
   priceUsd18: bigint;
   source: PriceSource;
-  /** When the oracle price was set on chain (trusted_oracle only). */
+  /** When the price was set: on chain (trusted_oracle: the feed's or the PriceOracle's), or read (indexer). */
   updatedAt?: Date;
 };
 
@@ -106,30 +107,66 @@ async function lookupMarketPrice(args: ResolveArgs): Promise<PriceLookup> {
 
   // (1) price index provider
   const index = args.priceIndex !== undefined ? args.priceIndex : priceIndexFromConfig(deps.config);
+  let indexed: ResolvedPrice | null = null;
   if (index) {
     const r = await index.tokenPrice(chainId, token.address);
     if (r.status === "ok")
-      return { status: "ok", price: { priceUsd: r.value.priceUsd, priceUsd18: r.value.priceUsd18, source: "indexer" }, skipped: [] };
-    if (r.status === "error") errors.push(`price index: ${r.error}`);
+      indexed = { priceUsd: r.value.priceUsd, priceUsd18: r.value.priceUsd18, source: "indexer", updatedAt: new Date() };
+    else if (r.status === "error") errors.push(`price index: ${r.error}`);
   }
+  const maxDeviation = BigInt(deps.config.PRICE_MAX_DEVIATION_BPS ?? 0);
+  if (indexed && maxDeviation === 0n) return { status: "ok", price: indexed, skipped: [] };
 
-  // (2) on-chain oracle by the symbol the caller trusts for this address
+  // (2) on-chain oracle by the symbol the caller trusts for this address: the chain's Chainlink feed, else our PriceOracle
   const symbol = token.oracleSymbol;
+  let oracle: ResolvedPrice | null = null;
   if (symbol && normalizeOracleSymbol(symbol)) {
     try {
-      const o = await readOraclePrice(deps, symbol, { chainId });
-      if (o)
-        return {
-          status: "ok",
-          price: { priceUsd: formatPrice18(o.priceRaw), priceUsd18: o.priceRaw, source: "trusted_oracle", updatedAt: o.updatedAt },
-          skipped: errors,
-        };
+      const o = await readTrustedOracle(deps, chainId, symbol);
+      if (o) oracle = { priceUsd: formatPrice18(o.priceRaw), priceUsd18: o.priceRaw, source: "trusted_oracle", updatedAt: o.updatedAt };
     } catch (e) {
       if (!(e instanceof OracleUnavailableError)) throw e;
       errors.push(`oracle: ${e.message}`);
     }
   }
+  if (indexed && oracle) {
+    // Both priced it: a provider or a feed gone wrong shows as a gap between them, and then neither is trusted.
+    const gap = indexed.priceUsd18 > oracle.priceUsd18 ? indexed.priceUsd18 - oracle.priceUsd18 : oracle.priceUsd18 - indexed.priceUsd18;
+    if (gap * 10_000n > maxDeviation * oracle.priceUsd18)
+      return {
+        status: "unavailable",
+        errors: [
+          `price index ${indexed.priceUsd} and oracle ${oracle.priceUsd} differ by more than ${maxDeviation} bps (PRICE_MAX_DEVIATION_BPS)`,
+        ],
+      };
+  }
+  if (indexed) return { status: "ok", price: indexed, skipped: [] };
+  if (oracle) return { status: "ok", price: oracle, skipped: errors };
   return errors.length ? { status: "unavailable", errors } : { status: "none" };
+}
+
+/**
+ * The trusted on-chain price of `symbol` for tokens of `chainId`: the chain's Chainlink feed when it has one for the
+ * symbol (checked: modules/pricing/chainlink.ts), else our PriceOracle, no older than ORACLE_MAX_AGE_S when that is set.
+ */
+async function readTrustedOracle(deps: ResolveArgs["deps"], chainId: number, symbol: string) {
+  const chain = deps.chains.find((c) => c.chainId === chainId);
+  const client = deps.clients.get(chainId);
+  if (chain && client) {
+    const feed = await readChainlinkPrice(client, chain, symbol, {
+      marginS: deps.config.CHAINLINK_HEARTBEAT_MARGIN_S ?? 60,
+      sequencerGraceS: deps.config.SEQUENCER_GRACE_S ?? 3600,
+    });
+    if (feed) return feed;
+  }
+  const own = await readOraclePrice(deps, symbol, { chainId });
+  const maxAgeS = deps.config.ORACLE_MAX_AGE_S ?? 0;
+  if (own && maxAgeS > 0 && Date.now() - own.updatedAt.getTime() > maxAgeS * 1000)
+    throw new OracleUnavailableError(
+      `PriceOracle ${own.symbol} on chain ${own.chainId}: stale, set ${Math.round((Date.now() - own.updatedAt.getTime()) / 1000)} s ago (ORACLE_MAX_AGE_S ${maxAgeS})`,
+      own.chainId,
+    );
+  return own;
 }
 
 const marketPrices = scopedCache<PriceLookup>(10_000);

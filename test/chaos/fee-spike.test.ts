@@ -1,12 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { getAddress, parseGwei, parseUnits, toHex, type Address, type Hex } from "viem";
+import { createWalletClient, getAddress, http as viemHttp, parseGwei, parseUnits, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { priceOracleAbi } from "../../abis/PriceOracle.js";
 import { testTokenAbi } from "../../abis/TestToken.js";
 import { startApiServer } from "../../api/server.js";
 import { createDeps } from "../../app/deps.js";
+import { viemChain } from "../../chains/clients.js";
 import type { ActiveChain } from "../../chains/runtime.js";
+import { LOCAL_ROLES } from "../../local/accounts.js";
 import type { AppDeps } from "../../core/deps.js";
 import { migrate } from "../../db/migrate.js";
 import { startStack, type Stack } from "../../local/stack.js";
@@ -50,6 +53,8 @@ beforeAll(async () => {
       [`MAX_FEE_PER_GAS_GWEI_${SPIKED}`]: String(CAP_GWEI),
       // Health names a chain whose paid payments wait longer than this.
       SETTLEMENT_STALL_MS: "4000",
+      // Every quote and completion reads the oracle now (the last test changes MATIC's price between two payments).
+      PRICE_CACHE_TTL_MS: "0",
     },
   });
   await migrate(deps.db);
@@ -198,9 +203,9 @@ async function pendingMaxFee(): Promise<bigint> {
 const health = async () => (await http("GET", "/health")).body as { status: string; issues: string[] };
 
 /** What the Gas Tank must have paid for `id`: its quote, its gas charged at the mined sweep's receipt (read from the chain). */
-async function expectedCharge(id: string, receipt: { gasUsed: bigint; effectiveGasPrice: bigint }, batch: number) {
+async function expectedCharge(id: string, receipt: { gasUsed: bigint; effectiveGasPrice: bigint }, batch: number, nativeUsd18?: bigint) {
   const p = await paymentRow(id);
-  const native = (await resolveNativePriceUsd(deps, SPIKED, undefined, { cached: true }))!.priceUsd18;
+  const native = nativeUsd18 ?? (await resolveNativePriceUsd(deps, SPIKED, undefined, { cached: true }))!.priceUsd18;
   const ceil = (a: bigint, b: bigint) => (a + b - 1n) / b;
   const share = ceil(receipt.gasUsed, BigInt(batch));
   return (
@@ -337,3 +342,28 @@ it(
     });
   },
 );
+
+it("the Gas Tank pays each sweep's gas at the native coin's price when it completes: MATIC's price doubled between two payments", async () => {
+  miner.setBaseFee(async () => NORMAL);
+  const h = chainHelpers(chain);
+  const owner = createWalletClient({ chain: viemChain(chain), transport: viemHttp(chain.rpcUrl), account: LOCAL_ROLES.deployer });
+  const setMatic = async (usd18: bigint) =>
+    h.pub.waitForTransactionReceipt({
+      hash: await owner.writeContract({ address: chain.oracle!, abi: priceOracleAbi, functionName: "setPrice", args: ["MATIC", usd18] }),
+    });
+  const settleOne = async (m: Awaited<ReturnType<typeof newMerchant>>) => {
+    const id = await createPayment(m, chain, "5");
+    await payTogether(chain, [{ id, units: parseUnits("5", 6) }]);
+    await waitFor(async () => (await statusOf(id)) === "completed", { timeout: 60_000, what: `payment ${id} completed` });
+    const tx = (await paymentRow(id)).settlement_tx_hash as Hex;
+    const { rows } = await deps.db.pool.query(`SELECT cardinality(payment_ids) AS n FROM settlements WHERE tx_hash = $1`, [tx]);
+    return { id, receipt: await h.pub.getTransactionReceipt({ hash: tx }), batch: rows[0].n as number };
+  };
+  const first = (await resolveNativePriceUsd(deps, SPIKED))!.priceUsd18;
+  const a = await settleOne(await newMerchant());
+  await setMatic(2n * first);
+  const b = await settleOne(await newMerchant());
+  expect(await charged(a.id)).toBe(await expectedCharge(a.id, a.receipt, a.batch, first));
+  expect(await charged(b.id)).toBe(await expectedCharge(b.id, b.receipt, b.batch, 2n * first));
+  await setMatic(first);
+});

@@ -39,6 +39,7 @@ export function newPaymentRow(merchantId: string, over: Partial<NewPaymentRow> =
     customPriceUsd: null,
     priceUsd: "2000",
     gasFeeUsd18: 0n,
+    priceUpdatedAt: null,
     priceSource: "oracle",
     platformFeeBps: 100,
     agentId: null,

@@ -29,6 +29,9 @@ beforeAll(async () => {
       [`MULTICALL3_ADDRESS_${chainId}`]: d.multicall3!,
       [`TOKEN_ADDRESS_${chainId}_USDC`]: d.tokens.USDC!,
       [`SANCTIONS_ORACLE_ADDRESS_${chainId}`]: "none",
+      // An Anvil with the chain's id has none of its Chainlink feeds: ETH is priced by the PriceOracle deployed here.
+      [`PRICE_FEED_${chainId}_ETH`]: "none",
+      [`SEQUENCER_FEED_${chainId}`]: "none",
     });
   }
   svc = await startTestService({ processors: false, env });

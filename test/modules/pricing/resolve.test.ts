@@ -66,8 +66,11 @@ describe("resolveTokenPriceUsd (spec order)", () => {
 
   it("(1) indexer: the provider's exact price", async () => {
     px.setToken(137, CUSTOM, { price: "0.000012345678901234" });
+    const before = Date.now();
     const p = await resolveTokenPriceUsd({ deps, chainId: 137, token: custom("XRP") });
-    expect(p).toEqual({ priceUsd: "0.000012345678901234", priceUsd18: 12345678901234n, source: "indexer" });
+    expect(p).toEqual({ priceUsd: "0.000012345678901234", priceUsd18: 12345678901234n, source: "indexer", updatedAt: expect.any(Date) });
+    // An index price is as old as its read.
+    expect(p!.updatedAt!.getTime()).toBeGreaterThanOrEqual(before);
   });
 
   it("(1) beats (2) and customPriceUsd is ignored", async () => {

@@ -1,0 +1,1 @@
+ALTER TABLE "payments" ADD COLUMN "price_updated_at" timestamp with time zone;
