@@ -338,3 +338,16 @@ export const rpcProviderInUse = new Gauge({
   labelNames: ["chain_id", "provider"] as const,
   registers,
 });
+
+export const priceAge = new Gauge({
+  name: "chainpay_price_age_seconds",
+  help: "Age of each chain's native coin price as a quote would use it (since the feed's or PriceOracle's update, or the index read), by chain, symbol and source",
+  labelNames: ["chain_id", "symbol", "source"] as const,
+  registers,
+});
+export const priceAvailable = new Gauge({
+  name: "chainpay_price_available",
+  help: "1 when a chain's native coin has a usable price now, 0 when it is unavailable (stale feed, sequencer down, source failing) or unpriced",
+  labelNames: ["chain_id", "symbol"] as const,
+  registers,
+});

@@ -84,6 +84,23 @@ export const HealthResponse = z
       )
       .nullable()
       .meta({ description: "Each chain's JSON-RPC providers as this process sees them (docs/real-chain.md)" }),
+    prices: z
+      .array(
+        z.object({
+          chainId: z.number().int(),
+          symbol: z.string().meta({ description: "The chain's native coin: gas fees are converted with its price" }),
+          ok: z.boolean().meta({ description: "false when the price is unavailable: creations that need it answer 503" }),
+          status: z.enum(["ok", "unavailable", "none"]),
+          source: z.enum(["indexer", "trusted_oracle", "custom", "stablecoin"]).nullable(),
+          priceUsd: z.string().nullable(),
+          updatedAt: unixMs
+            .nullable()
+            .meta({ description: "When the price was set (a Chainlink feed's or the PriceOracle's updatedAt, or the index read)" }),
+          ageS: z.number().int().nullable(),
+          error: z.string().nullable(),
+        }),
+      )
+      .meta({ description: "Each chain's native coin price as a quote would get it now (docs/real-chain.md#prices-on-a-real-network)" }),
     indexer: z.object({
       ready: z.boolean(),
       maxLagMs: z.number().int(),

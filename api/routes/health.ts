@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { PAYOUT_ALERT_ATTEMPTS, payoutBacklog } from "../../modules/agents/index.js";
+import { nativePriceStates } from "../../modules/pricing/index.js";
 import { settlementBacklog, signerIssue, signerRunways } from "../../modules/settlement/index.js";
 
 /**
@@ -58,6 +59,21 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
   );
   const chains = heads.map(({ at: _at, ...chain }) => chain);
   const rpc = await rpcProviders(deps, issues);
+  // Each chain's native coin price, as a quote would get it now: unavailable means creations needing it answer 503.
+  const prices = (await nativePriceStates(deps)).map((p) => {
+    if (p.status === "unavailable") issues.push(`price ${p.chainId} ${p.symbol}: unavailable: ${p.error}`);
+    return {
+      chainId: p.chainId,
+      symbol: p.symbol,
+      ok: p.status !== "unavailable",
+      status: p.status,
+      source: p.source,
+      priceUsd: p.priceUsd,
+      updatedAt: p.updatedAt === null ? null : p.updatedAt.getTime(),
+      ageS: p.updatedAt === null ? null : Math.max(0, Math.round((deps.now() - p.updatedAt.getTime()) / 1000)),
+      error: p.error,
+    };
+  });
 
   const progress = database.ok ? await indexerProgress(deps.db).catch(() => null) : null;
   if (!progress) issues.push("indexer: not ready (its views are not published)");
@@ -172,7 +188,7 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
 
   const ok = issues.length === 0;
   return c.json(
-    { status: ok ? "ok" : "degraded", issues, database, chains, rpc, indexer, processors, agentPayouts, settlement },
+    { status: ok ? "ok" : "degraded", issues, database, chains, rpc, prices, indexer, processors, agentPayouts, settlement },
     ok ? 200 : 503,
   );
 });

@@ -9,6 +9,8 @@ import {
   indexerLagSeconds,
   paymentsAwaitingGas,
   paymentsWithdrawRequests,
+  priceAge,
+  priceAvailable,
   rpcHeadLag,
   rpcProviderInUse,
   rpcProviderState,
@@ -25,6 +27,7 @@ import {
   withdrawRequestOldestSeconds,
 } from "../../core/metrics.js";
 import { indexerProgress } from "../../db/indexer-status.js";
+import { nativePriceStates } from "../pricing/index.js";
 import { settlementBacklog, signerRunways } from "../settlement/index.js";
 
 // The gauges of shared state, read when /metrics is scraped rather than kept by any one process: every process
@@ -179,6 +182,18 @@ async function settlementWaits(deps: AppDeps) {
   }
 }
 
+/** Each chain's native coin price: its age and whether a quote could use it now. */
+async function prices(deps: AppDeps) {
+  const states = await nativePriceStates(deps);
+  priceAge.reset();
+  priceAvailable.reset();
+  for (const p of states) {
+    priceAvailable.labels(String(p.chainId), p.symbol).set(p.status === "ok" ? 1 : 0);
+    if (p.status === "ok" && p.updatedAt && p.source)
+      priceAge.labels(String(p.chainId), p.symbol, p.source).set(Math.max(0, (deps.now() - p.updatedAt.getTime()) / 1000));
+  }
+}
+
 const PROVIDER_STATES = ["ok", "lagging", "rate_limited", "failing", "wrong_chain"] as const;
 
 /** Each chain's providers, as this process's pool knows them after one fresh probe (chains/rpc-pool.ts). */
@@ -209,6 +224,14 @@ export function refreshGauges(deps: AppDeps): Promise<void> {
       "rpc",
       () => rpcProviders(deps),
       () => {},
+    ),
+    source(
+      "prices",
+      () => prices(deps),
+      () => {
+        priceAge.reset();
+        priceAvailable.reset();
+      },
     ),
     source(
       "indexer",

@@ -15,3 +15,4 @@ export {
 } from "./resolve.js";
 export { isTransportError, readContractMetadata } from "./token-metadata.js";
 export { storedTokenMetadata, storeTokenMetadata } from "./token-metadata-cache.js";
+export { nativePriceStates, type NativePriceState } from "./states.js";

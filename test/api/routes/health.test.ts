@@ -44,6 +44,18 @@ it("GET /api/health reports the database, each chain's latest block and indexer 
   }
   expect(body.indexer.ready).toBe(true);
   expect(body.issues).toEqual([]);
+  // The native coin of 137 (MATIC) is priced by the local PriceOracle; 777177 has no native coin.
+  expect(body.prices).toEqual([
+    expect.objectContaining({
+      chainId: 137,
+      symbol: "MATIC",
+      ok: true,
+      status: "ok",
+      source: "trusted_oracle",
+      priceUsd: expect.any(String),
+    }),
+  ]);
+  expect(body.prices[0].ageS).toBeGreaterThanOrEqual(0);
   for (const c of body.indexer.chains) {
     expect(c.lagBlocks).toBe(Math.max(0, c.latestBlock - c.indexedBlock));
     expect(c.ok).toBe(true);
@@ -75,7 +87,12 @@ it("answers 503 with the failing component when a chain is unreachable", async (
     expect(body.status).toBe("degraded");
     const down = body.chains.find((c: any) => c.chainId === broken.chains[0]!.chainId);
     expect(down.ok).toBe(false);
-    expect(body.issues).toEqual([`chain ${down.chainId}: ${down.error}`]);
+    // Its native coin's price (MATIC, read from its oracle on that chain) is unavailable too: creations would answer 503.
+    expect(body.issues).toEqual([
+      `chain ${down.chainId}: ${down.error}`,
+      expect.stringMatching(new RegExp(`^price ${down.chainId} \\w+: unavailable: `)),
+    ]);
+    expect(body.prices.find((p: any) => p.chainId === down.chainId)).toMatchObject({ ok: false, status: "unavailable" });
   } finally {
     await srv.close();
   }

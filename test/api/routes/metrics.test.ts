@@ -114,7 +114,7 @@ describe("GET /metrics", () => {
     // Processor loops, and the gauges read at scrape time.
     for (const p of ["detector", "settler", "webhook-dispatcher"])
       expect(sample(text, "chainpay_processor_pass_duration_seconds_count", { processor: p })).toBeGreaterThan(0);
-    for (const source of ["indexer", "webhook_queue", "gas_tank", "withdrawals", "settler", "settlement"])
+    for (const source of ["indexer", "webhook_queue", "gas_tank", "withdrawals", "settler", "settlement", "rpc", "prices"])
       expect(sample(text, "chainpay_metrics_source_up", { source })).toBe(1);
     expect(sample(text, "chainpay_payments_withdraw_requests")).toBe(0);
     expect(sample(text, "chainpay_payments_withdraw_request_oldest_seconds")).toBe(0);
@@ -126,6 +126,13 @@ describe("GET /metrics", () => {
     expect(sample(text, "chainpay_tx_time_to_mine_seconds_count", ch)).toBeGreaterThanOrEqual(1);
     expect(sample(text, "chainpay_tx_oldest_pending_seconds", ch)).toBe(0);
     expect(sample(text, "chainpay_tx_at_fee_cap", ch)).toBe(0);
+    // The providers and the native coin's price every gas fee is converted with.
+    expect(sample(text, "chainpay_rpc_provider_state", { chain_id: "137", state: "ok" })).toBe(1);
+    expect(sample(text, "chainpay_rpc_provider_in_use", { chain_id: "137" })).toBe(1);
+    expect(sample(text, "chainpay_price_available", { chain_id: "137", symbol: "MATIC" })).toBe(1);
+    expect(
+      sample(text, "chainpay_price_age_seconds", { chain_id: "137", symbol: "MATIC", source: "trusted_oracle" }),
+    ).toBeGreaterThanOrEqual(0);
     expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
     console.log(
       `[measure] detection ${sample(text, "chainpay_payment_detection_seconds_sum", ch).toFixed(2)} s, settlement gas ` +
