@@ -1,7 +1,7 @@
 import { createConfig } from "ponder";
 import { erc20Abi } from "viem";
 import { walletFactoryAbi } from "./abis/WalletFactory";
-import { rpcPool } from "./chains/rpc-pool";
+import { chainRpcPool } from "./chains/clients";
 import { activeChains } from "./chains/runtime";
 
 // Generated from the chain registry: a chain is indexed when RPC_URL_<chainId> is set.
@@ -25,14 +25,10 @@ export default createConfig({
         // its Retry-After, and moves on from one that hangs after RPC_TIMEOUT_MS. One URL: Ponder's own client.
         rpc:
           c.rpcUrls.length > 1
-            ? rpcPool({
-                chainId: c.chainId,
-                urls: c.rpcUrls,
-                maxRps: c.rpcMaxRps,
+            ? chainRpcPool(c, {
+                client: "indexer",
                 timeoutMs: Number(process.env.RPC_TIMEOUT_MS || 10_000),
                 maxLagBlocks: Number(process.env.RPC_MAX_LAG_BLOCKS || 3),
-                probeIntervalMs: Math.min(2_000, Math.max(250, c.fees.blockTimeMs)),
-                headers: { "x-chainpay-client": "indexer" },
               }).transport
             : c.rpcUrl,
         pollingInterval: Number(process.env.PONDER_POLLING_INTERVAL ?? (local.includes(c.chainId) ? 200 : 1000)),

@@ -1,4 +1,5 @@
 import PQueue from "p-queue";
+import { firstLine } from "../core/log.js";
 import {
   BaseError,
   custom,
@@ -255,10 +256,11 @@ export function rpcPool(opts: RpcPoolOptions): RpcPool {
    * known yet; then lagging ones (only when nothing else answers).
    */
   function candidates(): Provider[] {
-    const usable = providers.filter((p) => ["ok", "lagging"].includes(stateOf(p)));
-    const known = usable.filter((p) => stateOf(p) === "ok" && p.head !== null);
-    const unknown = usable.filter((p) => stateOf(p) === "ok" && p.head === null);
-    if (usable.length > 0) return [...known, ...unknown, ...usable.filter((p) => stateOf(p) === "lagging")];
+    const states = providers.map((p) => ({ p, state: stateOf(p) }));
+    const inState = (state: ProviderState, head?: "known" | "unknown") =>
+      states.filter((s) => s.state === state && (head === undefined || (s.p.head !== null) === (head === "known"))).map((s) => s.p);
+    const usable = [...inState("ok", "known"), ...inState("ok", "unknown"), ...inState("lagging")];
+    if (usable.length > 0) return usable;
     // Every provider is backing off: the one whose backoff ends first is tried anyway (never a wrong chain).
     const waiting = providers.filter((p) => p.wrongChain === null).sort((a, b) => a.faultUntil - b.faultUntil);
     return waiting.slice(0, 1);
@@ -272,7 +274,7 @@ export function rpcPool(opts: RpcPoolOptions): RpcPool {
     else if (now() - lastProbe >= probeEvery) void probe();
     // The first request of a pool with a choice waits (a moment at most) for every provider's head: a lagging one
     // is known before anything is read from it.
-    if (providers.length > 1 && firstProbe) await Promise.race([firstProbe, sleep(FIRST_PROBE_WAIT_MS)]);
+    if (providers.length > 1) await Promise.race([firstProbe, sleep(FIRST_PROBE_WAIT_MS)]);
     if (BROADCAST.has(method)) return broadcast(method, params);
     const tried = new Set<Provider>();
     let last: unknown = new Error(`chain ${opts.chainId}: no RPC provider to ask`);
@@ -378,4 +380,3 @@ export function rpcPool(opts: RpcPoolOptions): RpcPool {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!;
