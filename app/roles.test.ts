@@ -121,11 +121,25 @@ describe("checkServeConfig: what is required", () => {
 });
 
 describe("checkServeConfig: prices of a mainnet chain's native coin", () => {
-  it("wants a Chainlink feed for it (the registry's, or PRICE_FEED_<chainId>_<SYMBOL>), naming what is missing", () => {
+  it("wants a Chainlink feed for it (the registry's, or PRICE_FEED_<chainId>_<SYMBOL>) or the price pusher, naming what is missing", () => {
     expect(checkServeConfig(full()).missing).toEqual([]); // the registry's MATIC/USD feed on 137
-    expect(checkServeConfig(full({ PRICE_FEED_137_MATIC: "none" })).missing).toEqual([
-      "PRICE_FEED_137_MATIC (chain 137: a Chainlink feed for MATIC)",
-    ]);
+    const missing = [
+      "PRICE_FEED_137_MATIC or PRICE_PUSHER_PRIVATE_KEY with PRICE_API_URL (chain 137: a Chainlink feed for MATIC, or the price pusher)",
+    ];
+    expect(checkServeConfig(full({ PRICE_FEED_137_MATIC: "none" })).missing).toEqual(missing);
+    // The pusher needs a source: a key alone would push nothing.
+    expect(checkServeConfig(full({ PRICE_FEED_137_MATIC: "none", PRICE_PUSHER_PRIVATE_KEY: `0x${"11".repeat(32)}` })).missing).toEqual(
+      missing,
+    );
+    expect(
+      checkServeConfig(
+        full({
+          PRICE_FEED_137_MATIC: "none",
+          PRICE_PUSHER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
+          PRICE_API_URL: "https://api.coingecko.com/api/v3",
+        }),
+      ).missing,
+    ).toEqual([]);
     expect(checkServeConfig(full({ PRICE_FEED_137_MATIC: `${FACTORY}:60` })).missing).toEqual([]);
     // A local twin (the local stack's LOCAL_CHAINS) is priced by its deployment.
     expect(checkServeConfig(full({ PRICE_FEED_137_MATIC: "none", LOCAL_CHAINS: "137,777177" })).missing).toEqual([]);

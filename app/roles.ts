@@ -123,8 +123,10 @@ export function checkServeConfig(env: Env): ServeCheck {
     if (!set(env[`FACTORY_ADDRESS_${c.chainId}`]) && !deployments.chains?.[String(c.chainId)]?.factory)
       missing.push(`FACTORY_ADDRESS_${c.chainId} (chain ${c.chainId})`);
 
-  // A mainnet chain's gas fees are priced in its native coin: without a Chainlink feed for it, the price would come from
-  // an oracle nothing keeps fresh. Local twins (LOCAL_CHAINS, the local stack) are priced by their deployment.
+  // A mainnet chain's gas fees are priced in its native coin: without a Chainlink feed for it, or the price pusher keeping
+  // our PriceOracle fresh from the price index, the price would come from an oracle nothing keeps fresh. Local twins
+  // (LOCAL_CHAINS, the local stack) are priced by their deployment.
+  const pusher = set(env.PRICE_PUSHER_PRIVATE_KEY) && set(env.PRICE_API_URL);
   const local = new Set((env.LOCAL_CHAINS ?? "").split(",").map((x) => Number(x.trim())));
   if (invalid.length === 0)
     for (const c of served) {
@@ -136,8 +138,10 @@ export function checkServeConfig(env: Env): ServeCheck {
         invalid.push(`${(e as Error).message.split(" ")[0]} (${(e as Error).message})`);
         continue;
       }
-      if (!feeds?.[c.native.oracleSymbol])
-        missing.push(`PRICE_FEED_${c.chainId}_${c.native.oracleSymbol} (chain ${c.chainId}: a Chainlink feed for ${c.native.symbol})`);
+      if (!feeds?.[c.native.oracleSymbol] && !pusher)
+        missing.push(
+          `PRICE_FEED_${c.chainId}_${c.native.oracleSymbol} or PRICE_PUSHER_PRIVATE_KEY with PRICE_API_URL (chain ${c.chainId}: a Chainlink feed for ${c.native.symbol}, or the price pusher)`,
+        );
     }
 
   return { roles, missing, invalid };

@@ -65,11 +65,15 @@ export type RpcPoolOptions = {
 
 /** A provider's URL without what may be secret: the path and query often hold an API key, the user info a password. */
 export function providerLabel(url: string, index: number): string {
+  return `${index + 1}:${urlHost(url)}`;
+}
+
+/** A URL's host and port, nothing of its path or query (where providers put keys); `invalid-url` when it is none. */
+export function urlHost(url: string): string {
   try {
-    const u = new URL(url);
-    return `${index + 1}:${u.host}`;
+    return new URL(url).host;
   } catch {
-    return `${index + 1}:invalid-url`;
+    return "invalid-url";
   }
 }
 

@@ -40,6 +40,7 @@ import {
 import { LOCAL_ROLES } from "../local/accounts.js";
 import { runSandbox, SANDBOX_COMMANDS, SANDBOX_USAGE, SandboxUsageError } from "./sandbox/index.js";
 import { cliTolerance, TOLERANCE_USAGE } from "./tolerance.js";
+import { DEPLOY_USAGE, runDeployCli } from "./deploy/index.js";
 import { listMerchantVaults, rebindVault, setVaultFee } from "../modules/vault/index.js";
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -73,6 +74,9 @@ ${TOLERANCE_USAGE}
   vault rebind --public-id <publicId> --api-key-id <apiKeyId>   (after the vault's key was revoked or rolled)
 ${SANCTIONS_USAGE}
 ${SANDBOX_USAGE}
+${DEPLOY_USAGE}
+  doctor   (checks the production configuration in the environment end to end; exit 0 only when every check passes;
+            scripts/cli.ts runs it)
 
 DATABASE_URL (and APP_SCHEMA) select the database; without it, the running local stack's database is used.`;
 
@@ -80,6 +84,12 @@ async function main() {
   const [group, action, ...rest] = process.argv.slice(2);
   // The integrator's sandbox (listen, trigger, resend: cli/sandbox) talks to the API, not to the database.
   if (group && SANDBOX_COMMANDS.includes(group)) return runSandbox(process.argv.slice(2));
+  // Contracts on a chain: the deployer's key and nothing else from the environment; no database.
+  if (group === "deploy") {
+    process.exitCode = await runDeployCli(process.argv.slice(3));
+    return;
+  }
+
   const { values } = parseArgs({
     args: rest,
     options: {

@@ -170,8 +170,27 @@ const schema = z.object({
   CHAINLINK_HEARTBEAT_MARGIN_S: z.coerce.number().int().nonnegative().default(60),
   /** Seconds an L2 sequencer must have been up again before its chain's feeds are trusted (Chainlink's example: 3600). */
   SEQUENCER_GRACE_S: z.coerce.number().int().nonnegative().default(3600),
-  /** Oldest our own PriceOracle's price may be (seconds since its `setPrice`); 0: not checked. */
-  ORACLE_MAX_AGE_S: z.coerce.number().int().nonnegative().default(0),
+  /**
+   * Oldest our own PriceOracle's price may be (seconds since its `setPrice`); 0: not checked. Default: with the price
+   * pusher, its heartbeat plus 10 minutes; without, 0 (prices set by hand: docs/real-chain.md).
+   */
+  ORACLE_MAX_AGE_S: z.coerce.number().int().nonnegative().optional(),
+  /**
+   * Key that owns our PriceOracle contracts: with it, the price pusher (processors/price-pusher.ts) keeps their prices
+   * fresh from the price index or a Chainlink feed. Unset: no pusher.
+   */
+  PRICE_PUSHER_PRIVATE_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || /^0x[0-9a-fA-F]{64}$/.test(v), "PRICE_PUSHER_PRIVATE_KEY must be a 0x-prefixed 32-byte hex key"),
+  /** The pusher sets a price that moved more than this (basis points) from the oracle's. */
+  PRICE_PUSHER_DEVIATION_BPS: z.coerce.number().int().min(1).max(10_000).default(50),
+  /** ...and any price older than this (seconds), moved or not. */
+  PRICE_PUSHER_HEARTBEAT_S: z.coerce.number().int().min(10).default(3600),
+  /** How often the pusher compares (ms). */
+  PRICE_PUSHER_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Symbols the pusher keeps (comma separated); default: every registry symbol it has a source for. */
+  PRICE_PUSHER_SYMBOLS: z.string().optional(),
   /**
    * When the price index and the on-chain oracle (a Chainlink feed or our PriceOracle) both price a token and differ by
    * more than this (basis points of the oracle's price), neither is used: the price is unavailable. 0: not compared.

@@ -351,3 +351,9 @@ export const priceAvailable = new Gauge({
   labelNames: ["chain_id", "symbol"] as const,
   registers,
 });
+export const pricePushLast = new Gauge({
+  name: "chainpay_price_push_last_seconds",
+  help: "Unix time of the price pusher's last mined setPrices on a chain's own PriceOracle (absent: never)",
+  labelNames: ["chain_id"] as const,
+  registers,
+});

@@ -59,6 +59,19 @@ async function placeCode(pub: PublicClient, address: Address, creationCode: Hex)
 }
 
 /**
+ * What the real chain of `chainId` already holds, placed on a local one: Multicall3 at its canonical address, and the
+ * system contract its L1 data fee is read from (Base's GasPriceOracle, Arbitrum's NodeInterface: stand-ins). Returns
+ * Multicall3's address.
+ */
+export async function placeChainPredeploys(pub: PublicClient, chainId: number): Promise<Address> {
+  const info = chainInfo(chainId);
+  const multicall3 = await placeMulticall3(pub);
+  if (info?.l1DataFee === "op-stack") await placeCode(pub, GAS_PRICE_ORACLE, gasPriceOracleStandInBytecode);
+  if (info?.l1DataFee === "arbitrum") await placeCode(pub, ARBITRUM_NODE_INTERFACE, nodeInterfaceStandInBytecode);
+  return multicall3;
+}
+
+/**
  * Deploys the factory, oracle, the chain's registry tokens, the bridge and the sanctions oracle on a fresh local chain,
  * and places Multicall3.
  * Addresses are deterministic: they follow from the deployer's nonces on a fresh chain.
@@ -135,9 +148,7 @@ export async function deployLocalChain(opts: {
       functionName: "implementation",
     })) as Address;
   }
-  const multicall3 = await placeMulticall3(pub);
-  if (info.l1DataFee === "op-stack") await placeCode(pub, GAS_PRICE_ORACLE, gasPriceOracleStandInBytecode);
-  if (info.l1DataFee === "arbitrum") await placeCode(pub, ARBITRUM_NODE_INTERFACE, nodeInterfaceStandInBytecode);
+  const multicall3 = await placeChainPredeploys(pub, opts.chainId);
   const startBlock = Number(await pub.getBlockNumber());
   return {
     chainId: opts.chainId,

@@ -4,6 +4,7 @@ import { detector } from "./detector.js";
 import { eventFeed } from "./event-feed.js";
 import { expiry } from "./expiry.js";
 import { gasTankCredits } from "./gas-tank.js";
+import { pricePusher } from "./price-pusher.js";
 import type { Processor } from "./runner.js";
 import { settler } from "./settler.js";
 import { syncPruner } from "./sync-pruner.js";
@@ -25,5 +26,6 @@ export function allProcessors(): Processor[] {
     bridgeOrders(),
     agentPayouts(),
     eventFeed(),
+    pricePusher(),
   ];
 }

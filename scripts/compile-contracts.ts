@@ -26,6 +26,9 @@ const CONTRACTS = [
   "MockV3Aggregator",
 ];
 
+/** Contracts `npm run cli -- deploy` places on real chains. */
+const DEPLOYED = ["WalletFactory", "ForwarderWallet", "PriceOracle"];
+
 const sources = Object.fromEntries(
   fs
     .readdirSync(contractsDir)
@@ -39,7 +42,9 @@ const input = {
     optimizer: { enabled: true, runs: 200 },
     evmVersion: "cancun",
     metadata: { bytecodeHash: "none" },
-    outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
+    outputSelection: {
+      "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object", "evm.deployedBytecode.immutableReferences"] },
+    },
   },
 };
 const findImports = (p: string) => {
@@ -70,10 +75,20 @@ fs.mkdirSync(outDir, { recursive: true });
 for (const name of CONTRACTS) {
   const c = out(name);
   if (!c?.evm?.bytecode?.object) throw new Error(`no output for contract ${name}`);
+  // Contracts `deploy` places on real chains also carry their runtime code and where its immutables go: what is found at
+  // their address is checked against it (cli/deploy).
+  const runtime = DEPLOYED.includes(name)
+    ? `\n/** Runtime code, immutables zeroed, and the byte offsets of each 32-byte immutable in it. */\n` +
+      `export const ${camel(name)}Runtime = ${JSON.stringify({
+        code: `0x${c.evm.deployedBytecode.object}`,
+        immutables: Object.values(c.evm.deployedBytecode.immutableReferences ?? {}).flatMap((refs: any) => refs.map((r: any) => r.start)),
+      })} as const;\n`
+    : "";
   fs.writeFileSync(
     path.join(outDir, `${name}.ts`),
     `${header}export const ${camel(name)}Abi = ${JSON.stringify(c.abi, null, 2)} as const;\n\n` +
-      `export const ${camel(name)}Bytecode = "0x${c.evm.bytecode.object}" as const;\n`,
+      `export const ${camel(name)}Bytecode = "0x${c.evm.bytecode.object}" as const;\n` +
+      runtime,
   );
 }
 

@@ -9,6 +9,7 @@ import { createDeps } from "../app/deps.js";
 import type { AppDeps } from "../core/deps.js";
 import { logger } from "../core/log.js";
 import { checkServeConfig, formatServeCheck } from "../app/roles.js";
+import { runDoctor } from "../app/doctor.js";
 import { migrate } from "../db/migrate.js";
 import { ponderEnv, ponderSchemaName, startPonder, type PonderProcess } from "../local/ponder.js";
 import { allProcessors } from "../processors/index.js";
@@ -138,6 +139,12 @@ async function start() {
       });
       if (problem) throw new Error(`chain ${chain.chainId}: ${problem}`);
     }
+    // The doctor's checks (npm run cli -- doctor): the fatal ones refuse the start, the others are logged.
+    const checks = await runDoctor(env);
+    for (const c of checks.filter((x) => x.status !== "ok"))
+      logs.warn({ check: c.name, detail: c.detail, fix: c.fix }, `doctor: ${c.status}`);
+    const fatal = checks.filter((c) => c.status === "fail" && c.fatal);
+    if (fatal.length) throw new Error(fatal.map((c) => `${c.name}: ${c.detail}${c.fix ? ` (${c.fix})` : ""}`).join("; "));
   }
   if (stopping) return;
   if (deps && roles.includes("api") && apiWorkers > 1) {

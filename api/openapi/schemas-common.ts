@@ -101,6 +101,18 @@ export const HealthResponse = z
         }),
       )
       .meta({ description: "Each chain's native coin price as a quote would get it now (docs/real-chain.md#prices-on-a-real-network)" }),
+    pricePusher: z
+      .array(
+        z.object({
+          chainId: z.number().int(),
+          lastPushAt: unixMs.nullable().meta({ description: "When its last setPrices was mined (null: never)" }),
+          lastTxHash: z.string().nullable(),
+          inFlight: z.boolean().meta({ description: "A push is signed or sent and not mined yet" }),
+          lastError: z.string().nullable().meta({ description: "Why the latest push did not set its prices (reverted, dropped)" }),
+        }),
+      )
+      .nullable()
+      .meta({ description: "The price pusher's pushes to each chain's own PriceOracle; null without PRICE_PUSHER_PRIVATE_KEY" }),
     indexer: z.object({
       ready: z.boolean(),
       maxLagMs: z.number().int(),

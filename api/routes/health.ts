@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
 import { indexerProgress } from "../../db/indexer-status.js";
 import { PAYOUT_ALERT_ATTEMPTS, payoutBacklog } from "../../modules/agents/index.js";
-import { nativePriceStates } from "../../modules/pricing/index.js";
+import { nativePriceStates, pushStates } from "../../modules/pricing/index.js";
 import { settlementBacklog, signerIssue, signerRunways } from "../../modules/settlement/index.js";
 
 /**
@@ -74,6 +74,18 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
       error: p.error,
     };
   });
+
+  // The price pusher's last mined push per chain with an own PriceOracle (null: no pusher configured).
+  const pricePusher =
+    deps.config.PRICE_PUSHER_PRIVATE_KEY && database.ok
+      ? (await pushStates(deps).catch(() => [])).map((p) => ({
+          chainId: p.chainId,
+          lastPushAt: p.lastPushAt === null ? null : p.lastPushAt.getTime(),
+          lastTxHash: p.lastTxHash,
+          inFlight: p.open,
+          lastError: p.error,
+        }))
+      : null;
 
   const progress = database.ok ? await indexerProgress(deps.db).catch(() => null) : null;
   if (!progress) issues.push("indexer: not ready (its views are not published)");
@@ -188,7 +200,7 @@ export const health = new Hono<AppEnv>().get("/health", async (c) => {
 
   const ok = issues.length === 0;
   return c.json(
-    { status: ok ? "ok" : "degraded", issues, database, chains, rpc, prices, indexer, processors, agentPayouts, settlement },
+    { status: ok ? "ok" : "degraded", issues, database, chains, rpc, prices, pricePusher, indexer, processors, agentPayouts, settlement },
     ok ? 200 : 503,
   );
 });

@@ -11,6 +11,7 @@ import {
   paymentsWithdrawRequests,
   priceAge,
   priceAvailable,
+  pricePushLast,
   rpcHeadLag,
   rpcProviderInUse,
   rpcProviderState,
@@ -27,7 +28,7 @@ import {
   withdrawRequestOldestSeconds,
 } from "../../core/metrics.js";
 import { indexerProgress } from "../../db/indexer-status.js";
-import { nativePriceStates } from "../pricing/index.js";
+import { nativePriceStates, pushStates } from "../pricing/index.js";
 import { settlementBacklog, signerRunways } from "../settlement/index.js";
 
 // The gauges of shared state, read when /metrics is scraped rather than kept by any one process: every process
@@ -192,6 +193,9 @@ async function prices(deps: AppDeps) {
     if (p.status === "ok" && p.updatedAt && p.source)
       priceAge.labels(String(p.chainId), p.symbol, p.source).set(Math.max(0, (deps.now() - p.updatedAt.getTime()) / 1000));
   }
+  pricePushLast.reset();
+  if (deps.config.PRICE_PUSHER_PRIVATE_KEY)
+    for (const p of await pushStates(deps)) if (p.lastPushAt) pricePushLast.labels(String(p.chainId)).set(p.lastPushAt.getTime() / 1000);
 }
 
 const PROVIDER_STATES = ["ok", "lagging", "rate_limited", "failing", "wrong_chain"] as const;
@@ -231,6 +235,7 @@ export function refreshGauges(deps: AppDeps): Promise<void> {
       () => {
         priceAge.reset();
         priceAvailable.reset();
+        pricePushLast.reset();
       },
     ),
     source(

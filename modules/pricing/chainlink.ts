@@ -72,7 +72,13 @@ export async function readChainlinkPrice(
     return fail(`stale: updated ${age} s ago, heartbeat ${feed.heartbeatS} s (+${check.marginS} s margin)`);
   const priceRaw = decimals <= 18 ? answer * 10n ** BigInt(18 - decimals) : answer / 10n ** BigInt(decimals - 18);
   if (priceRaw <= 0n) return fail(`answer ${answer} rounds to 0 at 18 decimals`);
-  return { symbol: key, priceRaw, updatedAt: new Date(Number(updatedAt) * 1000), chainId: chain.chainId };
+  return {
+    symbol: key,
+    priceRaw,
+    updatedAt: new Date(Number(updatedAt) * 1000),
+    chainId: chain.chainId,
+    readAt: new Date(Number(now) * 1000),
+  };
 }
 
 /** A feed's decimals, read once per process (they never change for a proxy's aggregator). */

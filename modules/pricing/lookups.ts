@@ -5,7 +5,7 @@ import { chainInfo } from "../../chains/registry.js";
 import { Failed, Invalid, NotFound } from "../../core/errors.js";
 import { formatPrice18 } from "../../core/money.js";
 import { firstIssue } from "../../core/zod-issues.js";
-import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "./oracle.js";
+import { freshOrThrow, normalizeOracleSymbol, oracleMaxAgeS, OracleUnavailableError, readOraclePrice } from "./oracle.js";
 import { lookupTokenPrice } from "./resolve.js";
 import { lookupTokenMetadata } from "./token-metadata.js";
 
@@ -102,9 +102,12 @@ export async function tokenMetadata(deps: LookupDeps, q: Query) {
 /** GET /oracle/price: the default oracle's price of a symbol. */
 export async function oraclePrice(deps: LookupDeps, q: Query) {
   const symbol = normalizeOracleSymbol(lookupQuery(oraclePriceQuery, q).symbol);
-  const o = await readOraclePrice(deps, symbol).catch((e: unknown) => {
-    throw e instanceof OracleUnavailableError ? new Failed("Failed to fetch price") : e;
-  });
+  // A price older than oracleMaxAgeS is no price to quote: the oracle failed to be kept fresh (500, as a failed read).
+  const o = await readOraclePrice(deps, symbol)
+    .then((p) => p && freshOrThrow(p, oracleMaxAgeS(deps.config)))
+    .catch((e: unknown) => {
+      throw e instanceof OracleUnavailableError ? new Failed("Failed to fetch price") : e;
+    });
   if (!o) throw new NotFound(`Price not available for ${symbol}`);
   return { symbol, priceRaw: o.priceRaw.toString(), priceUsd: formatPrice18(o.priceRaw), decimals: 18 };
 }

@@ -41,6 +41,8 @@ export type OraclePrice = {
   updatedAt: Date;
   /** Chain whose oracle answered. */
   chainId: number;
+  /** The chain's time when it answered (its latest block's): ages are counted by the chain's clock. */
+  readAt: Date;
 };
 
 /** Symbols longer than this are not looked up (no token symbol is this long; keeps calldata small). */
@@ -53,6 +55,28 @@ export function normalizeOracleSymbol(symbol: string): string {
 }
 
 type OracleDeps = Pick<AppDeps, "chains" | "clients">;
+
+/**
+ * The oldest our PriceOracle's price may be, in seconds (0: not checked): ORACLE_MAX_AGE_S, else, with the price pusher
+ * keeping it, the pusher's heartbeat plus 10 minutes (a missed pass or two), else 0 (prices set by hand).
+ */
+export function oracleMaxAgeS(
+  config: Pick<AppDeps["config"], "ORACLE_MAX_AGE_S" | "PRICE_PUSHER_PRIVATE_KEY" | "PRICE_PUSHER_HEARTBEAT_S">,
+) {
+  if (config.ORACLE_MAX_AGE_S !== undefined) return config.ORACLE_MAX_AGE_S;
+  return config.PRICE_PUSHER_PRIVATE_KEY ? (config.PRICE_PUSHER_HEARTBEAT_S ?? 3600) + 600 : 0;
+}
+
+/** `price` itself, or OracleUnavailableError when it is older than `maxAgeS` (0: any age) by the chain's clock. */
+export function freshOrThrow(price: OraclePrice, maxAgeS: number): OraclePrice {
+  const age = price.readAt.getTime() - price.updatedAt.getTime();
+  if (maxAgeS > 0 && age > maxAgeS * 1000)
+    throw new OracleUnavailableError(
+      `PriceOracle ${price.symbol} on chain ${price.chainId}: stale, set ${Math.round(age / 1000)} s ago (ORACLE_MAX_AGE_S ${maxAgeS})`,
+      price.chainId,
+    );
+  return price;
+}
 
 /** The chain whose oracle serves symbol-only lookups (see the module comment). */
 export function defaultOracleChain(deps: Pick<AppDeps, "chains">): ActiveChain | undefined {
@@ -75,15 +99,25 @@ export async function readOracleAt(
   const key = normalizeOracleSymbol(symbol);
   if (!key || key.length > MAX_ORACLE_SYMBOL_LENGTH) return null;
   let result: readonly [bigint, bigint];
+  let block: { timestamp: bigint };
   try {
-    result = await client.readContract({ address: oracle, abi: priceOracleAbi, functionName: "getPrice", args: [key] });
+    [result, block] = await Promise.all([
+      client.readContract({ address: oracle, abi: priceOracleAbi, functionName: "getPrice", args: [key] }),
+      client.getBlock({ blockTag: "latest" }),
+    ]);
   } catch (e) {
     logger("oracle").warn({ chainId, key, error: firstLine(e) }, "getPrice failed");
     throw new OracleUnavailableError(`oracle read failed on chain ${chainId}`, chainId, { cause: e });
   }
   const [priceRaw, updatedAt] = result;
   if (priceRaw <= 0n) return null;
-  return { symbol: key, priceRaw, updatedAt: new Date(Number(updatedAt) * 1000), chainId };
+  return {
+    symbol: key,
+    priceRaw,
+    updatedAt: new Date(Number(updatedAt) * 1000),
+    chainId,
+    readAt: new Date(Number(block.timestamp) * 1000),
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { chainInfo, type TokenKind } from "../../chains/registry.js";
 import { formatPrice18, ONE_USD18, PRICE_DECIMALS, tryParseAmount } from "../../core/money.js";
 import { readChainlinkPrice } from "./chainlink.js";
-import { normalizeOracleSymbol, OracleUnavailableError, readOraclePrice } from "./oracle.js";
+import { freshOrThrow, normalizeOracleSymbol, oracleMaxAgeS, OracleUnavailableError, readOraclePrice } from "./oracle.js";
 import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
 import { scopedCache } from "../../core/ttl-cache.js";
 
@@ -147,7 +147,7 @@ async function lookupMarketPrice(args: ResolveArgs): Promise<PriceLookup> {
 
 /**
  * The trusted on-chain price of `symbol` for tokens of `chainId`: the chain's Chainlink feed when it has one for the
- * symbol (checked: modules/pricing/chainlink.ts), else our PriceOracle, no older than ORACLE_MAX_AGE_S when that is set.
+ * symbol (checked: modules/pricing/chainlink.ts), else our PriceOracle, no older than oracleMaxAgeS (ORACLE_MAX_AGE_S; with the pusher, on by default).
  */
 async function readTrustedOracle(deps: ResolveArgs["deps"], chainId: number, symbol: string) {
   const chain = deps.chains.find((c) => c.chainId === chainId);
@@ -160,13 +160,7 @@ async function readTrustedOracle(deps: ResolveArgs["deps"], chainId: number, sym
     if (feed) return feed;
   }
   const own = await readOraclePrice(deps, symbol, { chainId });
-  const maxAgeS = deps.config.ORACLE_MAX_AGE_S ?? 0;
-  if (own && maxAgeS > 0 && Date.now() - own.updatedAt.getTime() > maxAgeS * 1000)
-    throw new OracleUnavailableError(
-      `PriceOracle ${own.symbol} on chain ${own.chainId}: stale, set ${Math.round((Date.now() - own.updatedAt.getTime()) / 1000)} s ago (ORACLE_MAX_AGE_S ${maxAgeS})`,
-      own.chainId,
-    );
-  return own;
+  return own && freshOrThrow(own, oracleMaxAgeS(deps.config));
 }
 
 const marketPrices = scopedCache<PriceLookup>(10_000);

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { encodeFunctionData, getAddress, parseUnits, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { testTokenAbi } from "../../abis/TestToken.js";
@@ -39,6 +39,8 @@ import { sanctionsRows } from "../helpers/sanctions.js";
 // cases ("a sanctioned payment ...", "a held vault deposit ...") add their own fresh payers to it: every other case is
 // screened clear as before (this stack's oracle, screened too, flags nobody).
 
+// Runs with the stack project in `npm test` (vitest.config.ts): its own stack, so longer bounds than the project's.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 300_000 });
 const CHAIN_ID = 777177;
 let stack: Stack;
 let deps: AppDeps;
@@ -201,8 +203,12 @@ const USDT = 10n ** 6n;
 
 describe("a deposit re-orged out of the chain", () => {
   // Depths 1, 5 and 29 (below the indexer's 30-block finality) with 1 and 3 confirmations. The deposit's block
-  // is exactly `depth` deep when the re-org replaces the last `depth` blocks.
-  const cases = [1, 5, 29].flatMap((depth) => [1, 3].map((confirmations) => ({ depth, confirmations })));
+  // is exactly `depth` deep when the re-org replaces the last `depth` blocks. Depth 29 takes a while to re-index:
+  // `npm test` runs it with 3 confirmations only, CHAOS_SCALE=full with both.
+  const full = process.env.CHAOS_SCALE === "full";
+  const cases = [1, 5, 29]
+    .flatMap((depth) => [1, 3].map((confirmations) => ({ depth, confirmations })))
+    .filter((c) => full || c.depth < 29 || c.confirmations === 3);
   it.each(cases)("depth $depth, blockConfirmations $confirmations", async ({ depth, confirmations }) => {
     const subscribed = await newMerchant(["payment.completed", "payment.reorged"]);
     const payout = privateKeyToAccount(generatePrivateKey()).address;

@@ -23,12 +23,12 @@ import { startHostileRpc, type HostileRpc } from "../helpers/hostile-rpc.js";
 // healthy one last: the first answers 429 with Retry-After 60, the second hangs (then answers 5xx), the third lags 10
 // blocks behind. Payments are created, paid, detected and settled throughout, each exactly once, the indexer keeps up,
 // and no read of the service that decides money reaches the lagging provider once it is known to lag. Then every
-// provider is down for a while (60 s with CHAOS_SCALE=full, 15 s in `npm test`): creation answers the spec's 503, and
+// provider is down for a while (60 s with CHAOS_SCALE=full, 10 s in `npm test`): creation answers the spec's 503, and
 // everything paid meanwhile completes once they are back.
 
 const CHAIN_ID = 777177;
 const FULL = process.env.CHAOS_SCALE === "full";
-const OUTAGE_MS = FULL ? 60_000 : 15_000;
+const OUTAGE_MS = FULL ? 60_000 : 10_000;
 /** Methods whose answers decide money (a balance, a contract's state, a nonce): never from the lagging provider. */
 const MONEY_READS = new Set(["eth_getBalance", "eth_call", "eth_getTransactionCount", "eth_getStorageAt", "eth_getCode"]);
 

@@ -204,7 +204,8 @@ describe("lag", () => {
     // A lagging node still relays a transaction: mined upstream, its receipt unseen until the proxy lags no more.
     const relayed = await call<Hash>(rpc.url, "eth_sendTransaction", [{ from, to: EMITTER, value: "0x4" }]);
     expect(rpc.log.at(-1)).toMatchObject({ method: "eth_sendTransaction", answered: "forwarded" });
-    expect((await direct.getTransactionReceipt({ hash: relayed })).status).toBe("success");
+    // Automine answers the hash before the receipt is always readable: wait for it upstream.
+    expect((await direct.waitForTransactionReceipt({ hash: relayed, pollingInterval: 20 })).status).toBe("success");
     await expect(client.getTransactionReceipt({ hash: relayed })).rejects.toMatchObject({ name: "TransactionReceiptNotFoundError" });
     await rpc.setMode({ kind: "ok" });
     expect((await client.getTransactionReceipt({ hash: relayed })).status).toBe("success");

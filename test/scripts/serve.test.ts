@@ -46,8 +46,7 @@ it("serves the API and the processors from the environment, then stops in order 
     HOST: "127.0.0.1",
     PORT: String(port),
     HASH_SECRET: randomBytes(16).toString("hex"),
-    // A settler of its own: nothing to sweep in a fresh schema, and no nonce shared with other files.
-    SETTLER_PRIVATE_KEY: generatePrivateKey(),
+    // The stack's settler (serve refuses one its factory does not authorise): a fresh schema has nothing for it to sweep.
     // The stack runs the bridge stand-in (BRIDGE_API_URL): production wants the key that cancels unfilled orders.
     BRIDGE_AUTHORITY_PRIVATE_KEY: generatePrivateKey(),
   });
