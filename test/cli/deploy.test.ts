@@ -162,4 +162,22 @@ describe("npm run cli -- deploy", () => {
     expect(ok.stdout).toContain("ok    WalletFactory: ");
     expect(ok.stdout).toContain("Everything was already in place: nothing sent.");
   });
+
+  it("signs with a remote signer (DEPLOYER_SIGNER_URL: eth_signTransaction) instead of a key", async () => {
+    // An Anvil answers eth_signTransaction for the accounts it holds: here the chain's own node signs as the deployer.
+    const arbitrum = await startAnvil({ chainId: 42161 });
+    try {
+      const r = cli(["--chain", "42161", "--rpc", arbitrum.rpcUrl, "--owner", owner, "--settler", settler, "--yes"], {
+        DEPLOYER_SIGNER_URL: arbitrum.rpcUrl,
+        DEPLOYER_ADDRESS: deployer.address,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain("sent  WalletFactory: deployed at ");
+      const factory = r.stdout.match(/FACTORY_ADDRESS_42161=(0x[0-9a-fA-F]{40})/)![1] as Address;
+      expect(factory).toBe(JSON.parse(fs.readFileSync(file, "utf8")).chains["137"].factory); // the same address again
+      expect(await client(arbitrum).readContract({ address: factory, abi: walletFactoryAbi, functionName: "owner" })).toBe(owner);
+    } finally {
+      await arbitrum.stop();
+    }
+  });
 });
