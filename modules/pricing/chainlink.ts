@@ -1,6 +1,7 @@
 import type { PublicClient } from "viem";
 import { mockV3AggregatorAbi } from "../../abis/MockV3Aggregator.js";
 import type { ActiveChain } from "../../chains/runtime.js";
+import type { AppDeps } from "../../core/deps.js";
 import { firstLine, logger } from "../../core/log.js";
 import { normalizeOracleSymbol, OracleUnavailableError, type OraclePrice } from "./oracle.js";
 
@@ -18,6 +19,11 @@ const log = logger("chainlink");
 const decimalsOf = new WeakMap<PublicClient, Map<string, Promise<number>>>();
 
 export type FeedCheck = { marginS: number; sequencerGraceS: number };
+
+/** The configuration's feed checks (CHAINLINK_HEARTBEAT_MARGIN_S, SEQUENCER_GRACE_S): the same for a quote and the pusher. */
+export function feedCheckOf(config: Pick<AppDeps["config"], "CHAINLINK_HEARTBEAT_MARGIN_S" | "SEQUENCER_GRACE_S">): FeedCheck {
+  return { marginS: config.CHAINLINK_HEARTBEAT_MARGIN_S ?? 60, sequencerGraceS: config.SEQUENCER_GRACE_S ?? 3600 };
+}
 
 /**
  * The feed price of `symbol` on `chain`, 18 decimals; null when the chain has no feed for it. Throws

@@ -7,7 +7,7 @@ import type { AppDeps } from "../../core/deps.js";
 import { logger } from "../../core/log.js";
 import { formatPrice18 } from "../../core/money.js";
 import { withTransaction } from "../../db/client.js";
-import { readChainlinkPrice } from "./chainlink.js";
+import { feedCheckOf, readChainlinkPrice } from "./chainlink.js";
 import { normalizeOracleSymbol, OracleUnavailableError, readOracleAt } from "./oracle.js";
 import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
 import { transitionPush, type PushStatus } from "./push-transition.js";
@@ -38,13 +38,13 @@ type PushRow = { id: string; status: PushStatus; signer: string; nonce: number; 
  * and tokens: what the oracle prices gas and payments with). Normalized (upper case, USDT0 -> USDT).
  */
 export function pushedSymbols(config: Pick<AppDeps["config"], "PRICE_PUSHER_SYMBOLS">): string[] {
-  const listed = config.PRICE_PUSHER_SYMBOLS?.split(",").map((s) => normalizeOracleSymbol(s)) ?? [
+  const listed = config.PRICE_PUSHER_SYMBOLS?.split(",") ?? [
     ...CHAINS.flatMap((c) => [
       ...(c.native ? [c.native.oracleSymbol] : []),
       ...c.tokens.filter((t) => t.kind === "token").map((t) => t.oracleSymbol),
     ]),
   ];
-  return [...new Set(listed.filter(Boolean).map(normalizeOracleSymbol))].sort();
+  return [...new Set(listed.map(normalizeOracleSymbol).filter(Boolean))].sort();
 }
 
 /**
@@ -61,10 +61,7 @@ export async function pusherSourcePrice(
     const client = deps.clients.get(chain.chainId);
     if (!client || !chain.priceFeeds?.[symbol]) continue;
     try {
-      const p = await readChainlinkPrice(client, chain, symbol, {
-        marginS: deps.config.CHAINLINK_HEARTBEAT_MARGIN_S ?? 60,
-        sequencerGraceS: deps.config.SEQUENCER_GRACE_S ?? 3600,
-      });
+      const p = await readChainlinkPrice(client, chain, symbol, feedCheckOf(deps.config));
       if (p) return { price18: p.priceRaw, source: `chainlink:${chain.chainId}` };
     } catch (e) {
       if (!(e instanceof OracleUnavailableError)) throw e;

@@ -2,7 +2,7 @@ import { zeroAddress } from "viem";
 import type { AppDeps } from "../../core/deps.js";
 import { chainInfo, type TokenKind } from "../../chains/registry.js";
 import { formatPrice18, ONE_USD18, PRICE_DECIMALS, tryParseAmount } from "../../core/money.js";
-import { readChainlinkPrice } from "./chainlink.js";
+import { feedCheckOf, readChainlinkPrice } from "./chainlink.js";
 import { freshOrThrow, normalizeOracleSymbol, oracleMaxAgeS, OracleUnavailableError, readOraclePrice } from "./oracle.js";
 import { priceIndexFromConfig, type PriceIndexClient } from "./price-index.js";
 import { scopedCache } from "../../core/ttl-cache.js";
@@ -153,10 +153,7 @@ async function readTrustedOracle(deps: ResolveArgs["deps"], chainId: number, sym
   const chain = deps.chains.find((c) => c.chainId === chainId);
   const client = deps.clients.get(chainId);
   if (chain && client) {
-    const feed = await readChainlinkPrice(client, chain, symbol, {
-      marginS: deps.config.CHAINLINK_HEARTBEAT_MARGIN_S ?? 60,
-      sequencerGraceS: deps.config.SEQUENCER_GRACE_S ?? 3600,
-    });
+    const feed = await readChainlinkPrice(client, chain, symbol, feedCheckOf(deps.config));
     if (feed) return feed;
   }
   const own = await readOraclePrice(deps, symbol, { chainId });
