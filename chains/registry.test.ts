@@ -90,4 +90,30 @@ describe("runtime: which chains this process serves", () => {
       ["USDC", "0x4000000000000000000000000000000000000004"],
     ]);
   });
+
+  it("DLN's DlnSource and DlnDestination are the bridge defaults on its chains; the environment overrides; `none` turns one off", () => {
+    const env = {
+      RPC_URL_1: "http://e",
+      RPC_URL_56: "http://b",
+      RPC_URL_137: "http://p",
+      RPC_URL_8453: "http://base",
+      RPC_URL_42161: "http://a",
+    };
+    for (const c of activeChains(env)) {
+      expect([c.chainId, c.bridgeSource, c.bridgeDestination]).toEqual([
+        c.chainId,
+        "0xeF4fB24aD0916217251F553c0596F8Edc630EB66",
+        "0xE7351Fd770A37282b91D153Ee690B63579D6dd7f",
+      ]);
+    }
+    const [polygon] = activeChains({
+      RPC_URL_137: "http://p",
+      BRIDGE_DESTINATION_ADDRESS_137: "0x5000000000000000000000000000000000000005",
+      BRIDGE_SOURCE_ADDRESS_137: "none",
+    });
+    expect([polygon!.bridgeSource, polygon!.bridgeDestination]).toEqual([undefined, "0x5000000000000000000000000000000000000005"]);
+    // Service chains are not DLN chains: no default.
+    const [service] = activeChains({ RPC_URL_777177: "http://local", DEPLOYMENTS_FILE: "/nonexistent/deployments.json" });
+    expect([service!.bridgeSource, service!.bridgeDestination]).toEqual([undefined, undefined]);
+  });
 });

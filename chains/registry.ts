@@ -49,7 +49,21 @@ export type ChainInfo = {
   priceFeeds?: Record<string, PriceFeed>;
   /** An L2's Chainlink sequencer uptime feed (answer 0 = up): while it is down, or within the grace period after, no price is used. */
   sequencerFeed?: Address;
+  /**
+   * deBridge DLN's contracts on this chain (the same addresses on every DLN EVM chain): the default bridge source and
+   * destination; BRIDGE_SOURCE_ADDRESS_<chainId> / BRIDGE_DESTINATION_ADDRESS_<chainId> override them (`none`: off).
+   */
+  dln?: { source: Address; destination: Address };
 };
+
+/**
+ * DLN's DlnSource and DlnDestination, deployed at these addresses on every EVM chain DLN serves (dln-contracts README
+ * "Prod addresses"; docs.debridge.com "Deployed contracts").
+ */
+export const DLN_EVM = {
+  source: getAddress("0xeF4fB24aD0916217251F553c0596F8Edc630EB66"),
+  destination: getAddress("0xE7351Fd770A37282b91D153Ee690B63579D6dd7f"),
+} as const;
 
 /**
  * A chain's fee market as the transaction sender meets it. `MAX_FEE_PER_GAS_GWEI_<chainId>` overrides the cap.
@@ -126,6 +140,7 @@ export const SERVICE_TOKEN_SYMBOL = "CPAY";
 export const CHAINS: readonly ChainInfo[] = [
   {
     chainId: 1,
+    dln: DLN_EVM,
     name: "Ethereum",
     key: "ethereum",
     testnet: false,
@@ -143,6 +158,7 @@ export const CHAINS: readonly ChainInfo[] = [
   },
   {
     chainId: 137,
+    dln: DLN_EVM,
     name: "Polygon",
     key: "polygon",
     testnet: false,
@@ -160,6 +176,7 @@ export const CHAINS: readonly ChainInfo[] = [
   },
   {
     chainId: 56,
+    dln: DLN_EVM,
     name: "BNB Smart Chain",
     key: "bsc",
     testnet: false,
@@ -178,6 +195,7 @@ export const CHAINS: readonly ChainInfo[] = [
   },
   {
     chainId: 8453,
+    dln: DLN_EVM,
     name: "Base",
     key: "base",
     testnet: false,
@@ -193,6 +211,7 @@ export const CHAINS: readonly ChainInfo[] = [
   },
   {
     chainId: 42161,
+    dln: DLN_EVM,
     name: "Arbitrum One",
     key: "arbitrum",
     testnet: false,

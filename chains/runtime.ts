@@ -112,8 +112,12 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
       implementation: addr(env[`FACTORY_IMPLEMENTATION_${chain.chainId}`]) ?? dep?.implementation,
       oracle: addr(env[`ORACLE_ADDRESS_${chain.chainId}`]) ?? dep?.oracle,
       multicall3: addr(env[`MULTICALL3_ADDRESS_${chain.chainId}`]) ?? addr(dep?.multicall3) ?? MULTICALL3_ADDRESS,
-      bridgeSource: addr(env[`BRIDGE_SOURCE_ADDRESS_${chain.chainId}`]) ?? addr(dep?.bridgeSource),
-      bridgeDestination: addr(env[`BRIDGE_DESTINATION_ADDRESS_${chain.chainId}`]) ?? addr(dep?.bridgeDestination),
+      bridgeSource: bridgeContractOf(env[`BRIDGE_SOURCE_ADDRESS_${chain.chainId}`], dep?.bridgeSource, chain.dln?.source),
+      bridgeDestination: bridgeContractOf(
+        env[`BRIDGE_DESTINATION_ADDRESS_${chain.chainId}`],
+        dep?.bridgeDestination,
+        chain.dln?.destination,
+      ),
       // `none` turns off a deployment's oracle (the local stack deploys one on every chain).
       sanctionsOracle:
         env[`SANCTIONS_ORACLE_ADDRESS_${chain.chainId}`] === "none"
@@ -128,6 +132,12 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
     });
   }
   return out;
+}
+
+/** A bridge contract: the environment's (`none`: off), over the deployment's, over DLN's registry address. */
+function bridgeContractOf(fromEnv: string | undefined, fromDeployment: string | undefined, dln: Address | undefined): Address | undefined {
+  if (fromEnv === "none") return undefined;
+  return addr(fromEnv) ?? addr(fromDeployment) ?? dln;
 }
 
 /**

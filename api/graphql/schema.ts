@@ -199,6 +199,18 @@ export const SDL = /* GraphQL */ `
     srcToken: String!
     "quoted, created, fulfilled, claimed_unlock, cancel_sent, cancelled or failed."
     status: String!
+    "Once the order is being cancelled: what the payer gets back on the source (may be another token than sent)."
+    refund: BridgeRefund
+  }
+
+  type BridgeRefund {
+    "Token the refund is paid in (a pre-swapped input is refunded in the reserve asset, usually USDC)."
+    token: String!
+    symbol: String!
+    "Decimal amount."
+    amount: String!
+    "The cancel's beneficiary (the payer)."
+    to: String
   }
 
   type UnexpectedFunds {

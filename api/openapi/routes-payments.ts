@@ -41,7 +41,6 @@ const BRIDGE_OPERATIONS: Operation[] = [
         fail(400, "Token not supported by the bridge"),
         fail(400, "Payment token not supported by the bridge"),
         fail(400, "Amount too small to bridge"),
-        fail(400, "Bridge rejected the request"),
         fail(404, "Payment not found"),
         fail(409, "Payment is not awaiting payment"),
         fail(409, "Payment has expired"),

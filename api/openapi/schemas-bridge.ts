@@ -23,6 +23,11 @@ export const BridgeQuote = z
       .meta({ description: "What the payer gives (approve `units` for `tx.allowanceTarget ?? tx.to`), operating expenses included" }),
     dstChainId: z.number().int(),
     dstToken: side.meta({ description: "What the payment's recipient gets: exactly what the payment still needs" }),
+    refund: side.meta({
+      description:
+        "What the payer gets back if the order is cancelled (DLN's srcChainTokenOut): the input, or for a pre-swapped input the reserve asset (usually USDC) it becomes; `fixFee` is refunded too",
+    }),
+    preSwap: z.boolean().meta({ description: "The input is swapped to `refund`'s token before the order is created" }),
     fixFee: units.meta({ description: "Flat protocol fee in the source chain's native coin (wei), part of `tx.value`" }),
     estimatedFulfillmentSeconds: z.number().nullable(),
     tx: z
@@ -52,6 +57,18 @@ export const BridgeOrder = z.object({
   createTxHash: txHash.nullable(),
   cancelTxHash: txHash.nullable(),
   reportedAt: unixMs.nullable(),
+  refund: z
+    .object({
+      token: z.string(),
+      symbol: z.string(),
+      decimals: z.number().int(),
+      units,
+      amount: decimal,
+      feeUnits: units.meta({ description: "The creation fee refunded too, in the source chain's native coin" }),
+      to: z.string().nullable().meta({ description: "The cancel's beneficiary (the payer), once a cancel was sent" }),
+    })
+    .nullable()
+    .meta({ description: "What a cancel returns on the source, recorded from the quote" }),
 });
 
 export const BridgeOrders = z
@@ -59,6 +76,15 @@ export const BridgeOrders = z
   .meta({ description: "The payment's cross-chain orders, newest first, and its expiry" });
 
 export const BridgeRef = z
-  .object({ orderId, srcChainId: z.number().int(), srcToken: address, status: z.enum(BRIDGE_ORDER_STATUSES) })
+  .object({
+    orderId,
+    srcChainId: z.number().int(),
+    srcToken: address,
+    status: z.enum(BRIDGE_ORDER_STATUSES),
+    refund: z
+      .object({ token: z.string(), symbol: z.string(), amount: decimal, to: z.string().nullable() })
+      .optional()
+      .meta({ description: "Once the order is being cancelled: what the payer gets back on the source (may be another token than sent)" }),
+  })
   .nullable()
   .meta({ description: "Extension (docs/bridge.md): the cross-chain order the payer placed (the latest), or null" });

@@ -50,6 +50,11 @@ const token = z.object({
 export const createTxResponse = z.object({
   estimation: z.object({
     srcChainTokenIn: token.extend({ approximateOperatingExpense: uint.optional() }),
+    /**
+     * What the order escrows on the source, when it is not the input: a non-reserve input (native MATIC, USDT, …) is
+     * swapped to a reserve asset (USDC, ETH/wETH) before the order is created, and a cancelled order refunds this.
+     */
+    srcChainTokenOut: token.extend({ maxRefundAmount: uint.optional() }).optional(),
     dstChainTokenOut: token,
   }),
   tx: z
@@ -67,7 +72,10 @@ export const createTxResponse = z.object({
 });
 
 export const orderStatusResponse = z.object({ status: z.enum(PROVIDER_ORDER_STATUSES) });
-export const orderIdsResponse = z.object({ orderIds: z.array(orderId) });
+/** Order ids as strings, or in the stats API's `{stringValue}` objects (the two shapes deBridge documents). */
+export const orderIdsResponse = z.object({
+  orderIds: z.array(z.union([orderId, z.object({ stringValue: orderId }).transform((o) => o.stringValue)])),
+});
 export const cancelTxResponse = z.object({
   to: z.string(),
   data: hex,
@@ -82,27 +90,30 @@ export const dlnErrorBody = z.object({ errorCode: z.number().optional(), errorId
 
 export const BRIDGE_UNAVAILABLE = "Bridge unavailable";
 
-/** DLN errorId -> what the payer is told. Unknown ids of a 4xx are `Bridge rejected the request`. */
-const BY_ERROR_ID: Record<string, () => DomainError> = {
+/**
+ * DLN errorIds that say the request itself cannot work (the payer's choice of token, amount or route): 400 with our
+ * message. Every other errorId, including ones DLN adds later, is taken as transient (503 `Bridge unavailable`, logged
+ * with the id): an unknown id must never tell a payer their request is wrong when it may be DLN's side or ours.
+ */
+const PERMANENT_BY_ERROR_ID: Record<string, () => DomainError> = {
   SOURCE_AND_DESTINATION_CHAINS_ARE_EQUAL: () => new Invalid("Source and destination networks must differ", "bridge_same_chain"),
   SAME_SOURCE_AND_DESTINATION_CHAINS: () => new Invalid("Source and destination networks must differ", "bridge_same_chain"),
   UNSUPPORTED_TOKEN_IN: () => new Invalid("Token not supported by the bridge", "bridge_unsupported_token_in"),
   UNSUPPORTED_TOKEN_OUT: () => new Invalid("Payment token not supported by the bridge", "bridge_unsupported_token_out"),
   ERROR_LOW_GIVE_AMOUNT: () => new Invalid("Amount too small to bridge", "bridge_amount_too_small"),
   INCLUDED_GAS_FEE_NOT_COVERED_BY_INPUT_AMOUNT: () => new Invalid("Amount too small to bridge", "bridge_amount_too_small"),
-  IMPOSSIBLE_ROUTE: () => new Unavailable("No bridge route available"),
-  ESTIMATION_FAILED: () => new Unavailable("No bridge route available"),
-  UNABLE_TO_ESTIMATE_ORDER_FULFILLMENT: () => new Unavailable("No bridge route available"),
-  RATE_OUTDATED: () => new Unavailable("No bridge route available"),
-  INTERNAL_SERVER_ERROR: () => new Unavailable(BRIDGE_UNAVAILABLE),
-  INTERNAL_SDK_ERROR: () => new Unavailable(BRIDGE_UNAVAILABLE),
 };
 
-/** A DLN error answer as a domain error: by `errorId` for a 4xx envelope; 429, 5xx and anything else: Unavailable. */
+/** DLN errorIds that mean no route right now (liquidity, rates): 503 with a message the payer can act on. */
+const NO_ROUTE_IDS = new Set(["IMPOSSIBLE_ROUTE", "ESTIMATION_FAILED", "UNABLE_TO_ESTIMATE_ORDER_FULFILLMENT", "RATE_OUTDATED"]);
+
+/** A DLN error answer as a domain error: the permanent errorIds are 400; 429, 5xx, unknown ids and anything else: Unavailable. */
 export function dlnError(status: number, body: unknown): DomainError {
   const env = dlnErrorBody.safeParse(body);
   if (status === 429 || status >= 500 || !env.success) return new Unavailable(BRIDGE_UNAVAILABLE);
-  return BY_ERROR_ID[env.data.errorId]?.() ?? new Invalid("Bridge rejected the request", "bridge_rejected");
+  const permanent = PERMANENT_BY_ERROR_ID[env.data.errorId];
+  if (permanent) return permanent();
+  return new Unavailable(NO_ROUTE_IDS.has(env.data.errorId) ? "No bridge route available" : BRIDGE_UNAVAILABLE);
 }
 
 export type DlnOptions = {
@@ -206,7 +217,8 @@ export class DlnClient implements BridgeProvider {
   async orderStatus(id: string): Promise<ProviderOrderStatus> {
     const path = `/v1.0/dln/order/${encodeURIComponent(id)}/status`;
     const a = await this.get(path);
-    if (a.status === 404) return "None"; // not indexed yet
+    // Not indexed yet: a 404, or DLN's ORDER_NOT_FOUND envelope with another 4xx.
+    if (a.status === 404 || (a.status < 500 && dlnErrorBody.safeParse(a.body).data?.errorId === "ORDER_NOT_FOUND")) return "None";
     return this.read(path, a, orderStatusResponse).status;
   }
 
@@ -243,7 +255,9 @@ function amountQuery(req: QuoteRequest): [string, string][] {
 }
 
 function toQuote(r: z.output<typeof createTxResponse>): BridgeQuote {
-  const { srcChainTokenIn: src, dstChainTokenOut: dst } = r.estimation;
+  const { srcChainTokenIn: src, srcChainTokenOut: out, dstChainTokenOut: dst } = r.estimation;
+  // DLN returns srcChainTokenOut for a pre-swapped input; without it the order escrows (and refunds) the input itself.
+  const refund = out ?? src;
   return {
     orderId: r.orderId?.toLowerCase() ?? null,
     srcToken: {
@@ -255,6 +269,14 @@ function toQuote(r: z.output<typeof createTxResponse>): BridgeQuote {
       operatingExpense: src.approximateOperatingExpense !== undefined ? BigInt(src.approximateOperatingExpense) : null,
     },
     dstToken: { address: dst.address, chainId: dst.chainId, decimals: dst.decimals, symbol: dst.symbol, amount: BigInt(dst.amount) },
+    refundToken: {
+      address: refund.address,
+      chainId: refund.chainId,
+      decimals: refund.decimals,
+      symbol: refund.symbol,
+      amount: BigInt(refund.amount),
+    },
+    preSwap: out !== undefined && out.address.toLowerCase() !== src.address.toLowerCase(),
     fixFee: BigInt(r.fixFee),
     estimatedFulfillmentSeconds: r.order?.approximateFulfillmentDelay ?? null,
     tx: r.tx

@@ -138,6 +138,12 @@ function quoteView(p: PaymentRow, q: BridgeQuote, ageMs: number) {
     srcToken: { ...side(q.srcToken), operatingExpenseUnits: q.srcToken.operatingExpense?.toString() ?? null },
     dstChainId: q.dstToken.chainId,
     dstToken: side(q.dstToken),
+    /**
+     * What the payer gets back if the order is cancelled (DLN's srcChainTokenOut): the input, or for a pre-swapped input
+     * the reserve asset it is swapped to first (`preSwap`); the creation fee (`fixFee`) is refunded too.
+     */
+    refund: side(q.refundToken),
+    preSwap: q.preSwap,
     /** Flat protocol fee in the source chain's native coin (wei), included in `tx.value`. */
     fixFee: q.fixFee.toString(),
     estimatedFulfillmentSeconds: q.estimatedFulfillmentSeconds,
@@ -206,8 +212,9 @@ export async function startBridgePayment(
   const now = new Date(deps.now());
   // An id the provider already gave another payment is refused: the row (and its order) stays theirs.
   const { rows: saved } = await deps.db.pool.query<{ payment_id: string }>(
-    `INSERT INTO bridge_orders (id, payment_id, src_chain_id, src_token, src_amount, payer, dst_chain_id, dst_token, take_amount, status, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'quoted', $10, $10)
+    `INSERT INTO bridge_orders (id, payment_id, src_chain_id, src_token, src_amount, payer, dst_chain_id, dst_token, take_amount,
+                                refund_token, refund_symbol, refund_decimals, refund_units, refund_fee_units, status, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $12, $13, $14, $15, 'quoted', $10, $10)
      ON CONFLICT (id) DO UPDATE SET payment_id = bridge_orders.payment_id RETURNING payment_id`,
     [
       q.orderId,
@@ -220,6 +227,11 @@ export async function startBridgePayment(
       p.token_address,
       remaining.toString(),
       now,
+      q.refundToken.address,
+      q.refundToken.symbol,
+      q.refundToken.decimals,
+      q.refundToken.amount.toString(),
+      q.fixFee.toString(),
     ],
   );
   if (saved[0]?.payment_id !== p.id) throw new Conflict(ORDER_OF_ANOTHER);
@@ -261,6 +273,24 @@ export function orderView(o: BridgeOrderRow) {
     createTxHash: o.create_tx_hash,
     cancelTxHash: o.cancel_tx_hash,
     reportedAt: o.reported_at?.getTime() ?? null,
+    /** What a cancel returns on the source (token, exact units, the creation fee in native units) and to whom. */
+    refund: refundOf(o),
+  };
+}
+
+/** An order's refund as recorded from its quote (null for orders quoted before refunds were kept). */
+export function refundOf(
+  o: Pick<BridgeOrderRow, "refund_token" | "refund_symbol" | "refund_decimals" | "refund_units" | "refund_fee_units" | "refund_to">,
+) {
+  if (o.refund_token === null || o.refund_units === null || o.refund_decimals === null) return null;
+  return {
+    token: o.refund_token,
+    symbol: o.refund_symbol ?? "",
+    decimals: o.refund_decimals,
+    units: o.refund_units,
+    amount: formatAmount(BigInt(o.refund_units), o.refund_decimals),
+    feeUnits: o.refund_fee_units ?? "0",
+    to: o.refund_to,
   };
 }
 export type BridgeOrderView = ReturnType<typeof orderView>;

@@ -220,6 +220,7 @@ async function cancelOne(
             cancel_raw_tx: signed.rawTx,
             cancel_nonce: signed.nonce,
             cancel_tx_status: "signed",
+            refund_to: cancel.cancelBeneficiary,
             error: null,
           },
           now,

@@ -23,6 +23,14 @@ export type BridgeQuote = {
   srcToken: BridgeTokenAmount & { operatingExpense: bigint | null };
   /** What the recipient gets: exactly the requested amount. */
   dstToken: BridgeTokenAmount;
+  /**
+   * What a cancelled order gives back on the source (DLN's `srcChainTokenOut`): the input itself, or for a pre-swapped
+   * input the reserve asset it was swapped to (usually USDC), at the amount the order escrows. The creation `fixFee` is
+   * refunded too, in the native coin.
+   */
+  refundToken: BridgeTokenAmount;
+  /** The input is swapped to `refundToken` before the order is created (DLN's DeBridgeRouter). */
+  preSwap: boolean;
   /** Flat protocol fee in the source chain's native coin (part of `tx.value`). */
   fixFee: bigint;
   /** Seconds the provider expects the fill to take. */

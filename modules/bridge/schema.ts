@@ -28,6 +28,18 @@ export const bridgeOrders = pgTable(
     dstChainId: integer("dst_chain_id").notNull(),
     dstToken: text("dst_token").notNull(),
     takeAmount: units("take_amount").notNull(),
+    /**
+     * What a cancel gives back on the source (DLN's `srcChainTokenOut`): the input token, or for a pre-swapped input the
+     * reserve asset it became (usually USDC), in `refund_units`; plus the creation fee `refund_fee_units` in the native
+     * coin. Recorded from the quote; null on orders quoted before it was kept.
+     */
+    refundToken: text("refund_token"),
+    refundSymbol: text("refund_symbol"),
+    refundDecimals: integer("refund_decimals"),
+    refundUnits: units("refund_units"),
+    refundFeeUnits: units("refund_fee_units"),
+    /** Who the refund goes to: the cancel beneficiary of the cancel the service sent (the payer). */
+    refundTo: text("refund_to"),
     status: text("status").notNull().default("quoted"),
     /** The provider's last answer (DLN: Created, Fulfilled, SentUnlock, ClaimedUnlock, SentOrderCancel, ClaimedOrderCancel...). */
     providerStatus: text("provider_status"),

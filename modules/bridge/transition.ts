@@ -52,6 +52,12 @@ export type BridgeOrderRow = {
   dst_chain_id: number;
   dst_token: string;
   take_amount: string;
+  refund_token: string | null;
+  refund_symbol: string | null;
+  refund_decimals: number | null;
+  refund_units: string | null;
+  refund_fee_units: string | null;
+  refund_to: string | null;
   status: BridgeOrderStatus;
   provider_status: string | null;
   create_tx_hash: string | null;

@@ -40,3 +40,13 @@ export async function recordEvent(client: pg.PoolClient, e: EventInput): Promise
   const { rows } = await client.query<RecordedEvent>(`SELECT id, body FROM event_feed WHERE dedupe_key = $1`, [e.dedupeKey]);
   return rows[0]!;
 }
+
+/**
+ * Replaces an event's body before anything was delivered from it (the dispatcher's first attempt refreshes a block
+ * that may have moved on since the event was written, e.g. a payment's `bridge`): later reads and every attempt then
+ * carry these bytes.
+ * @example await rewriteEventBody(pool, deliveryId, JSON.stringify(fresh));
+ */
+export async function rewriteEventBody(db: Pick<pg.Pool, "query">, id: string, body: string): Promise<void> {
+  await db.query(`UPDATE event_feed SET body = $2 WHERE id = $1`, [id, body]);
+}

@@ -15,7 +15,7 @@ export { type QuoteFees } from "./quote.js";
 export { recoverFunds, recoverFundsBody, RECOVERY_TANK_SHORT } from "./recover.js";
 export { recoveryCharge, type RecoveryCharge } from "./recovery-fee.js";
 export { reopenAfterReorg } from "./reorg.js";
-export { feesOf, paymentListItem, paymentWebhookPayload, totalFeeUnits } from "./serialize.js";
+export { feesOf, paymentListItem, paymentWebhookPayload, refreshedPaymentWebhookBody, totalFeeUnits } from "./serialize.js";
 export { transition } from "./state-machine.js";
 export { PAYMENT_STATUSES, type PaymentStatus, TRANSITIONS } from "./status.js";
 

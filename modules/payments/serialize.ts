@@ -135,3 +135,20 @@ export async function paymentWebhookPayload(
   body.bridge = await bridgeRefOf(db, p.id);
   return { ...body, ...extra };
 }
+
+/**
+ * A payment webhook's body with its `bridge` block as the order stands now, or null when it has none or it did not
+ * change: `payment.completed` is written when the funds arrive, often before the bridge poll has seen the order
+ * fulfilled, so the block is brought up to date before the first attempt (the dispatcher's `refreshBody`).
+ * @example await refreshedPaymentWebhookBody(pool, { kind: "payment", event: "payment.completed", body }) // '{…"bridge":{…"status":"claimed_unlock"}}'
+ */
+export async function refreshedPaymentWebhookBody(
+  db: Pick<pg.Pool, "query">,
+  d: { kind: string; event: string; body: string },
+): Promise<string | null> {
+  if (d.kind !== "payment" || !d.body.includes('"bridge":{')) return null;
+  const body = JSON.parse(d.body) as Record<string, unknown>;
+  if (!body.bridge || typeof body.paymentId !== "string") return null;
+  const fresh = JSON.stringify({ ...body, bridge: await bridgeRefOf(db, body.paymentId) });
+  return fresh === d.body ? null : fresh;
+}

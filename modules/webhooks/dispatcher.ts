@@ -1,4 +1,5 @@
 import PQueue from "p-queue";
+import type pg from "pg";
 import type { Agent } from "undici";
 import type { AppDeps } from "../../core/deps.js";
 import { logger } from "../../core/log.js";
@@ -8,6 +9,7 @@ import { createWebhookAgent, postWebhook } from "./deliver.js";
 import { createAttemptRecorder, recordSkipped } from "./record.js";
 import { resealWebhookSecrets } from "./reseal-secrets.js";
 import { boxOf } from "../../core/sealed-fields.js";
+import { rewriteEventBody } from "../events/index.js";
 import { webhookHeaders } from "./sign.js";
 
 /** The error of an attempt whose stored signing key does not open (prefix of the box's reason). */
@@ -45,6 +47,12 @@ export type DispatcherOptions = {
    * silence them this way); the per-attempt outcome lines are then not written.
    */
   log?: (msg: string) => void;
+  /**
+   * Before a delivery's first attempt: its body brought up to date (a block that describes state which may have moved
+   * on since the event, such as a payment's cross-chain `bridge`), or null to keep it. The new body is stored (the
+   * delivery and the event feed) before it is signed, so every attempt, the first included, sends the same bytes.
+   */
+  refreshBody?: (db: Pick<pg.Pool, "query">, d: Pick<ClaimedDelivery, "kind" | "event" | "body">) => Promise<string | null>;
 };
 
 export type DispatchStats = { claimed: number; succeeded: number; retrying: number; failed: number; skipped: number };
@@ -57,6 +65,19 @@ export type WebhookDispatcher = {
 };
 
 export { claimDueDeliveries };
+
+/** Stores a fresher body of a never-attempted delivery (and its feed event), and sends that from now on. */
+async function refreshed(deps: AppDeps, d: ClaimedDelivery, refresh: NonNullable<DispatcherOptions["refreshBody"]>): Promise<void> {
+  const body = await refresh(deps.db.pool, d);
+  if (body === null || body === d.body) return;
+  const { rowCount } = await deps.db.pool.query(
+    `UPDATE webhook_deliveries SET body = $2, payload = $4::jsonb WHERE id = $1 AND attempts = 0 AND claim_token = $3`,
+    [d.id, body, d.claim_token, body],
+  );
+  if (rowCount !== 1) return; // the lease was lost meanwhile: whoever holds it now refreshes
+  await rewriteEventBody(deps.db.pool, d.id, body);
+  d.body = body;
+}
 
 export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDispatcher {
   const concurrency = opts.concurrency ?? 16;
@@ -116,6 +137,7 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
             outcomeLine(d, "skipped", { reason });
             return;
           }
+          if (d.attempts === 0 && opts.refreshBody) await refreshed(deps, d, opts.refreshBody);
           let signingKey: string | null | undefined;
           let unreadable = "";
           try {

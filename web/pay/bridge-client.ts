@@ -34,7 +34,7 @@ export type BridgeUi = {
 
 type Source = { chain: BridgeSourceChain; token: BridgeSourceToken; balance: string };
 type Quote = { view: BridgeQuoteView; source: Source; at: number };
-type Followed = { id: string; symbol: string; chain: string };
+type Followed = { id: string; symbol: string; chain: string; nativeSymbol: string | null };
 /** idle: choosing; running: approving and sending; tracking: the order is placed; done: completed (or given up). */
 type Phase = "idle" | "running" | "tracking" | "done";
 
@@ -307,6 +307,8 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
         T.protocolFee,
         `${formatUnits(v.fixFee, native ? native.decimals : 18)} ${s.chain.nativeSymbol || ""}`.trim(),
       );
+    // DLN swaps a non-reserve input (MATIC, USDT, …) to USDC or ETH first: a cancel refunds that, not the input.
+    if (v.preSwap) row(box, "quote-refund", T.refundRow, fill(T.refundValue, { amount: v.refund.amount, symbol: v.refund.symbol }));
     if (v.estimatedFulfillmentSeconds !== null) row(box, "quote-eta", T.eta, fill(T.etaValue, { seconds: v.estimatedFulfillmentSeconds }));
     const pay = $("bridge-pay") as HTMLButtonElement;
     pay.textContent = s.token.native ? T.payNative : T.pay;
@@ -371,7 +373,7 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
       setStage("sending");
       const hash = await w.send({ to: v.tx.to, data: v.tx.data, value: v.tx.value });
       if (!(await w.waitFor(hash))) throw new Error(fill(T.txFailed, { chain: s.chain.name }));
-      followed = { id: v.orderId, symbol: s.token.symbol, chain: s.chain.name };
+      followed = { id: v.orderId, symbol: s.token.symbol, chain: s.chain.name, nativeSymbol: s.chain.nativeSymbol };
       setStage("bridging");
       setPhase("tracking");
       void report(hash).then(follow);
@@ -427,11 +429,11 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
         break;
       case "cancel_sent":
         setStage("bridging", true);
-        say("bad", fill(T.cancelling, { symbol: f.symbol, chain: f.chain }));
+        say("bad", fill(T.cancelling, { refund: refundText(o, f.symbol, f.nativeSymbol), chain: f.chain }));
         break;
       case "cancelled":
         setStage("bridging", true);
-        say("bad", fill(T.cancelled, { symbol: f.symbol, chain: f.chain }));
+        say("bad", fill(T.cancelled, { refund: refundText(o, f.symbol, f.nativeSymbol), chain: f.chain }));
         followed = null;
         quote = null;
         // The payer may choose again (the refunded balance is back in the wallet).
@@ -446,6 +448,17 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     }
   }
 
+  /**
+   * What a cancel gives back, as recorded from the quote: the exact amount in the token the order escrows (for a
+   * pre-swapped input the reserve asset, usually USDC, not what was sent), and the creation fee in the native coin.
+   */
+  function refundText(o: BridgeOrderView, sentSymbol: string, nativeSymbol: string | null): string {
+    const r = o.refund;
+    if (!r) return fill(T.yourTokens, { symbol: sentSymbol });
+    if (r.feeUnits === "0" || !nativeSymbol) return fill(T.refundAmount, { amount: r.amount, symbol: r.symbol });
+    return fill(T.refundWithFee, { amount: r.amount, symbol: r.symbol, fee: formatUnits(r.feeUnits, 18), native: nativeSymbol });
+  }
+
   /** A page opened again while an order of the payment runs: follow it. */
   async function resume() {
     const { orders } = await api<{ orders: BridgeOrderView[] }>("/orders");
@@ -453,7 +466,12 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     if (!o || phase !== "idle") return;
     const chain = bridge.chains.find((c) => c.chainId === o.srcChainId);
     const token = chain && chain.tokens.find((t) => sameAddr(t.address, o.srcToken));
-    followed = { id: o.orderId, symbol: token ? token.symbol : "tokens", chain: chain ? chain.name : `chain ${o.srcChainId}` };
+    followed = {
+      id: o.orderId,
+      symbol: token ? token.symbol : "tokens",
+      chain: chain ? chain.name : `chain ${o.srcChainId}`,
+      nativeSymbol: chain ? chain.nativeSymbol : null,
+    };
     setStage("bridging");
     setPhase("tracking");
     orderChanged(o);

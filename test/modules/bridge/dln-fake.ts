@@ -23,6 +23,11 @@ export type DlnFake = {
   setStatus(orderId: string, status: string): void;
   /** Source amount per unit of output: src = dst * num / den + opex (rounded up). */
   price: { num: bigint; den: bigint; opex: bigint };
+  /**
+   * Set: every create-tx pre-swaps its input to this reserve token (DLN's `estimation.srcChainTokenOut`), escrowing
+   * `dst * num / den` (rounded up) of it; null: the input is escrowed itself (no srcChainTokenOut).
+   */
+  preSwap: { address: string; symbol: string; decimals: number; num: bigint; den: bigint } | null;
   close(): Promise<void>;
 };
 
@@ -33,6 +38,7 @@ export async function startDlnFake(): Promise<DlnFake> {
   const overrides: { prefix: string; status: number; body: unknown; once: boolean; delayMs: number }[] = [];
   const price = { num: 1003n, den: 1000n, opex: 5000n };
   const cancelTo = `0x${randomBytes(20).toString("hex")}`;
+  const state: { preSwap: DlnFake["preSwap"] } = { preSwap: null };
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url!, "http://x");
@@ -68,6 +74,19 @@ export async function startDlnFake(): Promise<DlnFake> {
             approximateOperatingExpense: price.opex.toString(),
             mutatedWithOperatingExpense: true,
           },
+          ...(state.preSwap
+            ? {
+                srcChainTokenOut: {
+                  address: state.preSwap.address,
+                  chainId: Number(p.get("srcChainId")),
+                  decimals: state.preSwap.decimals,
+                  name: state.preSwap.symbol,
+                  symbol: state.preSwap.symbol,
+                  amount: ((dst * state.preSwap.num + state.preSwap.den - 1n) / state.preSwap.den).toString(),
+                  maxRefundAmount: ((dst * state.preSwap.num + state.preSwap.den - 1n) / state.preSwap.den).toString(),
+                },
+              }
+            : {}),
           dstChainTokenOut: {
             address: p.get("dstChainTokenOut"),
             chainId: Number(p.get("dstChainId")),
@@ -128,6 +147,12 @@ export async function startDlnFake(): Promise<DlnFake> {
     txOrders,
     cancelTo,
     price,
+    get preSwap() {
+      return state.preSwap;
+    },
+    set preSwap(v) {
+      state.preSwap = v;
+    },
     override(prefix, status, body, opts = {}) {
       overrides.push({ prefix, status, body, once: opts.once ?? true, delayMs: opts.delayMs ?? 0 });
     },

@@ -88,6 +88,23 @@ describe("DLN adapter: requests", () => {
     expect(q.estimatedFulfillmentSeconds).toBe(3);
   });
 
+  it("the refund token: the input itself, or for a pre-swapped input DLN's srcChainTokenOut", async () => {
+    const plain = await dln.quote(req);
+    expect(plain.preSwap).toBe(false);
+    expect(plain.refundToken).toEqual({ address: SRC_TOKEN, chainId: 137, decimals: 6, symbol: "USDC", amount: 12_387_716n });
+    const USDC = "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359";
+    fake.preSwap = { address: USDC, symbol: "USDC", decimals: 6, num: 1001n, den: 1000n };
+    try {
+      const q = await dln.createOrderTx({ ...req, srcToken: zeroAddress, recipient: RECIPIENT, payer: PAYER, dstAuthority: AUTHORITY });
+      expect(q.preSwap).toBe(true);
+      // 12345678 * 1.001 = 12358023.678 -> 12358024, as DLN wrote it: the amount the order escrows and a cancel refunds.
+      expect(q.refundToken).toEqual({ address: USDC, chainId: 137, decimals: 6, symbol: "USDC", amount: 12_358_024n });
+      expect(q.srcToken.address).toBe(zeroAddress);
+    } finally {
+      fake.preSwap = null;
+    }
+  });
+
   it("quote (estimation): the amount part and prependOperatingExpenses only; no tx", async () => {
     const q = await dln.quote({ ...req, dstToken: zeroAddress, dstAmount: 10n ** 18n });
     expect(fake.requests[0]!.query).toBe(
@@ -108,6 +125,10 @@ describe("DLN adapter: requests", () => {
     const hash = `0x${"5c".repeat(32)}`;
     fake.txOrders.set(hash, [orderId.toUpperCase().replace("0X", "0x")]);
     expect(await dln.orderIdsOfTx(hash)).toEqual([orderId]);
+    // The stats API's shape of the same answer.
+    fake.override("/v1.0/dln/tx/", 200, { orderIds: [{ bytesValue: "AAEC", bytesArrayValue: [], stringValue: orderId }] });
+    expect(await dln.orderIdsOfTx(hash)).toEqual([orderId]);
+    fake.requests.pop();
     expect(await dln.cancelTx(orderId)).toEqual({
       to: fake.cancelTo,
       data: `0xd38d9626${orderId.slice(2)}`,
@@ -138,14 +159,17 @@ describe("DLN adapter: requests", () => {
 describe("DLN adapter: errors", () => {
   const envelope = (errorId: string) => ({ errorCode: 2, errorId, errorMessage: `provider text for ${errorId}` });
 
-  it("the 400 envelope maps by errorId to fixed messages (the provider's text is logged, not shown)", async () => {
+  it("the 400 envelope maps by errorId to fixed messages (the provider's text is logged, not shown); unknown ids are 503", async () => {
     const cases: [string, string, string][] = [
       ["SOURCE_AND_DESTINATION_CHAINS_ARE_EQUAL", "invalid", "Source and destination networks must differ"],
       ["UNSUPPORTED_TOKEN_IN", "invalid", "Token not supported by the bridge"],
       ["UNSUPPORTED_TOKEN_OUT", "invalid", "Payment token not supported by the bridge"],
       ["ERROR_LOW_GIVE_AMOUNT", "invalid", "Amount too small to bridge"],
-      ["INVALID_QUERY_PARAMETERS", "invalid", "Bridge rejected the request"],
-      ["SOMETHING_NEW", "invalid", "Bridge rejected the request"],
+      ["INCLUDED_GAS_FEE_NOT_COVERED_BY_INPUT_AMOUNT", "invalid", "Amount too small to bridge"],
+      // Not the payer's fault, or not known to be: transient, so the payer may try again and the operator sees it logged.
+      ["INVALID_QUERY_PARAMETERS", "unavailable", "Bridge unavailable"],
+      ["SOMETHING_NEW", "unavailable", "Bridge unavailable"],
+      ["INTERMEDIARY_TOKEN_NOT_FUNDED", "unavailable", "Bridge unavailable"],
       ["IMPOSSIBLE_ROUTE", "unavailable", "No bridge route available"],
       ["ESTIMATION_FAILED", "unavailable", "No bridge route available"],
     ];
@@ -183,6 +207,8 @@ describe("DLN adapter: errors", () => {
     expect(await dln.orderStatus(`0x${"01".repeat(32)}`)).toBe("None");
     fake.override("/v1.0/dln/tx/", 404, envelope("NOT_FOUND"));
     expect(await dln.orderIdsOfTx(`0x${"02".repeat(32)}`)).toEqual([]);
+    fake.override("/v1.0/dln/order/", 400, envelope("ORDER_NOT_FOUND"));
+    expect(await dln.orderStatus(`0x${"01".repeat(32)}`)).toBe("None");
     fake.override("/v1.0/dln/order/", 200, { orderId: `0x${"01".repeat(32)}`, status: "Teleported" });
     expect((await errorOf(dln.orderStatus(`0x${"01".repeat(32)}`))).message).toBe("Bridge unavailable");
   });

@@ -5,6 +5,7 @@ import { testTokenAbi } from "../../../abis/TestToken.js";
 import { BridgeOrders, BridgeQuote } from "../../../api/openapi/schemas-bridge.js";
 import { Payment } from "../../../api/openapi/schemas-payments.js";
 import { DomainError } from "../../../core/errors.js";
+import { formatAmount } from "../../../core/money.js";
 import {
   bridgeOrderInFlight,
   EXPIRY_EXTENSION_MS,
@@ -16,7 +17,7 @@ import {
   statusBudget,
 } from "../../../modules/bridge/index.js";
 import { runBridgeOrders } from "../../../flows/bridge-orders.js";
-import { expirePayments, paymentWebhookPayload, type PaymentRow } from "../../../modules/payments/index.js";
+import { expirePayments, paymentWebhookPayload, refreshedPaymentWebhookBody, type PaymentRow } from "../../../modules/payments/index.js";
 import { detector } from "../../../processors/detector.js";
 import { chainHelpers, waitFor } from "../../helpers/chain.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
@@ -62,6 +63,8 @@ describe("GET /payments/{id}/bridge/quote", () => {
       srcToken: { address: usdc137(), symbol: "USDC", decimals: 6, amount: "12.387716", units: "12387716", operatingExpenseUnits: "5000" },
       dstChainId: DST,
       dstToken: { address: usdt(), symbol: "USDT", decimals: 6, amount: "12.345678", units: "12345678" },
+      refund: { address: usdc137(), symbol: "USDC", decimals: 6, amount: "12.387716", units: "12387716" },
+      preSwap: false,
       fixFee: "1000",
       estimatedFulfillmentSeconds: 3,
       tx: null,
@@ -192,6 +195,18 @@ describe("POST /payments/{id}/bridge/orders", () => {
       apiKey: shop.apiKey,
     });
     expect(other.body.data[0].bridge).toBeNull();
+
+    // A webhook written now carries `created`; before its first attempt the dispatcher brings the block up to date.
+    const pool = svc.deps.db.pool;
+    const written = JSON.stringify(await paymentWebhookPayload(pool, await row(id), "payment.completed", svc.clock.now()));
+    const delivery = { kind: "payment", event: "payment.completed", body: written };
+    expect(await refreshedPaymentWebhookBody(pool, delivery)).toBeNull(); // nothing moved yet
+    fake.setStatus(orderId, "Fulfilled");
+    await runBridgeOrders(svc.deps);
+    expect((await order(orderId)).status).toBe("fulfilled");
+    const fresh = JSON.parse((await refreshedPaymentWebhookBody(pool, delivery))!);
+    expect(fresh).toEqual({ ...JSON.parse(written), bridge: { ...ref, status: "fulfilled" } });
+    expect(await refreshedPaymentWebhookBody(pool, { ...delivery, body: JSON.stringify({ ...fresh, bridge: null }) })).toBeNull();
   });
 
   it("refuses: not indexed yet (409), another payment's order, a bad hash, no body, an unknown payment", async () => {
@@ -298,6 +313,12 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     ]);
     const list = await svc.http("GET", `/v1/payments?orderId=${encodeURIComponent((await row(id)).order_id)}`, { apiKey: shop.apiKey });
     expect(list.body.data[0].bridge.status).toBe("cancelled");
+    // What came back, to whom: the order escrowed the input itself (no pre-swap), the creation fee too.
+    const refund = { token: usdc137(), symbol: "USDC", amount: formatAmount(BigInt(o.src_amount), 6), to: payer };
+    expect(list.body.data[0].bridge.refund).toEqual(refund);
+    const view = (await svc.http("GET", `/payments/${id}/bridge/orders`)).body.orders[0];
+    expect(view.refund).toEqual({ ...refund, decimals: 6, units: o.src_amount, feeUnits: "1000" });
+    expect(BridgeOrders.safeParse((await svc.http("GET", `/payments/${id}/bridge/orders`)).body).error).toBeUndefined();
   });
 
   it("a reverted cancel is sent again a minute later; after 3 reverts the order is failed, still held and followed", async () => {

@@ -235,6 +235,43 @@ describe("payment webhook delivery", () => {
     expect(() => new Webhook(m.secret!).verify(retry.rawBody, retry.headers)).toThrow(/No matching signature/);
   });
 
+  it("refreshBody: the body is brought up to date once, before the first attempt; stored, signed, and resent as is", async () => {
+    const { clock, deps, receiver, merchantWithWebhook, deliveryIds } = await scene();
+    const calls: string[] = [];
+    let state = "fulfilled";
+    const dispatcher = createWebhookDispatcher({
+      tls: { ca: receiver.ca },
+      log: () => {},
+      refreshBody: async (_db, d) => {
+        calls.push(d.event);
+        const body = JSON.parse(d.body);
+        return body.bridge.status === state ? null : JSON.stringify({ ...body, bridge: { ...body.bridge, status: state } });
+      },
+    });
+    onTestFinished(() => dispatcher.close());
+    const m = await merchantWithWebhook();
+    receiver.setResponder((_, i) => (i === 0 ? { status: 500 } : { status: 200 }));
+    const t0 = clock.now();
+    const e = await enqueuePayment(deps, m.merchant.id, "payment.completed", { bridge: { orderId: "0x01", status: "created" } });
+    expect((await dispatcher.run(deps)).retrying).toBe(1);
+    const first = receiver.received[0]!;
+    expect(JSON.parse(first.rawBody)).toEqual({ ...e.payload, bridge: { orderId: "0x01", status: "fulfilled" } });
+    expect(Object.keys(JSON.parse(first.rawBody))).toEqual(Object.keys(e.payload)); // the field order is kept
+    expect(first.headers["x-signature"]).toBe(sha256hex(first.rawBody + m.secret));
+    const [id] = await deliveryIds(e.paymentId);
+    const stored = await deps.db.pool.query(
+      `SELECT d.body AS delivery, f.body AS feed FROM webhook_deliveries d JOIN event_feed f ON f.id = d.id WHERE d.id = $1`,
+      [id],
+    );
+    expect(stored.rows[0]).toEqual({ delivery: first.rawBody, feed: first.rawBody });
+    // The state moves on again: the retry still sends the first attempt's bytes (never refreshed after an attempt).
+    state = "claimed_unlock";
+    clock.set(t0 + 5 * MIN);
+    expect((await dispatcher.run(deps)).succeeded).toBe(1);
+    expect(receiver.received[1]!.rawBody).toBe(first.rawBody);
+    expect(calls).toEqual(["payment.completed"]);
+  });
+
   it("legacy webhooks sign with the API key (X-Signature and raw-key Standard Webhooks)", async () => {
     const { deps, receiver, dispatcher, merchantWithWebhook } = await scene();
     const m = await merchantWithWebhook({ legacy: true });

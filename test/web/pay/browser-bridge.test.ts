@@ -239,7 +239,7 @@ describe("payer page: pay from another network through the bridge", () => {
         svc.clock.advance(5 * 60_000 + 1_000);
         await expect
           .poll(() => page.locator("#bridge-msg").textContent(), { timeout: 150_000, interval: 500 })
-          .toBe("The bridge did not fill your order. It was cancelled and your USDC were returned to your wallet on Polygon.");
+          .toBe("The bridge did not fill your order. It was cancelled and 3.109 USDC were returned to your wallet on Polygon.");
         expect(await page.locator("#bridge").getAttribute("data-stage")).toBe("bridging-failed");
         expect(await page.locator('#bridge-stages li[data-stage="bridging"]').getAttribute("class")).toBe("failed");
         expect(await srcH.balanceOf("USDC", payer.address)).toBe(50_000000n);
