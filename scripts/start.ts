@@ -4,6 +4,7 @@ import path from "node:path";
 import { migrate } from "../db/migrate.js";
 import { startApiServer } from "../api/server.js";
 import { createDeps } from "../app/deps.js";
+import { SOLANA } from "../chains/solana.js";
 import { logger } from "../core/log.js";
 import { createApiKey, createMerchant } from "../modules/merchants/index.js";
 import { startStack } from "../local/stack.js";
@@ -112,6 +113,12 @@ try {
     console.log(
       `  curl -H "x-api-key: ${demoKey}" -H "content-type: application/json" ${deps.config.baseUrl}/payments \\\n` +
         `    -d '{"merchant":"0x000000000000000000000000000000000000dEaD","chainId":"${demoChain.chainId}","token":"${demoToken.address}","amount":"10","orderId":"demo-1","gasless":true}'`,
+    );
+  if (stack.solana)
+    console.log(
+      `\nUSDC on the local Solana (${stack.solana.rpcUrl}, litesvm stand-in) for a wallet address:\n` +
+        `  curl ${stack.solana.rpcUrl} -H "content-type: application/json" \\\n` +
+        `    -d '{"jsonrpc":"2.0","id":1,"method":"local_mintTo","params":["${SOLANA.usdc.mint}","<base58 address>","25000000"]}'`,
     );
   await stack.ponder?.waitReady(300_000);
   console.log(`\nReady in ${((Date.now() - t0) / 1000).toFixed(1)} s. Ctrl-C stops everything.`);
