@@ -112,6 +112,12 @@ describe("runtime: which chains this process serves", () => {
       BRIDGE_SOURCE_ADDRESS_137: "none",
     });
     expect([polygon!.bridgeSource, polygon!.bridgeDestination]).toEqual([undefined, "0x5000000000000000000000000000000000000005"]);
+    expect(
+      activeChains({ RPC_URL_137: "http://p", BRIDGE_CANCEL_MAX_VALUE_WEI_137: "600000000000000000" })[0]!.bridgeCancelMaxValueWei,
+    ).toBe(6n * 10n ** 17n);
+    expect(() => activeChains({ RPC_URL_137: "http://p", BRIDGE_CANCEL_MAX_VALUE_WEI_137: "0.6" })).toThrow(
+      'BRIDGE_CANCEL_MAX_VALUE_WEI_137 must be an integer number of wei, got "0.6"',
+    );
     // Service chains are not DLN chains: no default.
     const [service] = activeChains({ RPC_URL_777177: "http://local", DEPLOYMENTS_FILE: "/nonexistent/deployments.json" });
     expect([service!.bridgeSource, service!.bridgeDestination]).toEqual([undefined, undefined]);

@@ -47,6 +47,8 @@ export type ActiveChain = Omit<ChainInfo, "tokens"> & {
   /** The bridge's contracts on this chain (cross-chain payments), when there are any. */
   bridgeSource?: Address;
   bridgeDestination?: Address;
+  /** BRIDGE_CANCEL_MAX_VALUE_WEI_<chainId>: the most a bridge cancel sent on this chain may carry (wei); none by default. */
+  bridgeCancelMaxValueWei?: bigint;
   /**
    * Sanctions screening of this chain's senders (modules/sanctions): an on-chain oracle with `isSanctioned(address)`
    * (SANCTIONS_ORACLE_ADDRESS_<chainId>, `none` for none, else the deployments file) and/or an address list file for this chain alone
@@ -124,6 +126,7 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
           ? undefined
           : (addr(env[`SANCTIONS_ORACLE_ADDRESS_${chain.chainId}`]) ?? addr(dep?.sanctionsOracle)),
       sanctionsListFile: env[`SANCTIONS_LIST_FILE_${chain.chainId}`] || undefined,
+      bridgeCancelMaxValueWei: weiOf(env, `BRIDGE_CANCEL_MAX_VALUE_WEI_${chain.chainId}`),
       startBlock: Number(env[`START_BLOCK_${chain.chainId}`] ?? dep?.startBlock ?? 0),
       tokens,
       fees: feeRuleOf(chain, env),
@@ -132,6 +135,14 @@ export function activeChains(env: Env = process.env): ActiveChain[] {
     });
   }
   return out;
+}
+
+/** A wei amount from the environment (unset: undefined); anything but a non-negative integer is a start error. */
+function weiOf(env: Env, name: string): bigint | undefined {
+  const v = env[name];
+  if (v === undefined || v === "") return undefined;
+  if (!/^\d+$/.test(v)) throw new Error(`${name} must be an integer number of wei, got ${JSON.stringify(v)}`);
+  return BigInt(v);
 }
 
 /** A bridge contract: the environment's (`none`: off), over the deployment's, over DLN's registry address. */

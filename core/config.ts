@@ -141,6 +141,13 @@ const schema = z.object({
     .transform((v) => v || undefined)
     .refine((v) => v === undefined || /^0x[0-9a-fA-F]{64}$/.test(v), "BRIDGE_AUTHORITY_PRIVATE_KEY must be a 0x-prefixed 32-byte hex key"),
   /** Pause between passes of the bridge-orders processor (ms): order status polls and auto-cancels. */
+  /**
+   * A Solana JSON-RPC endpoint (an operator's provider; locally the litesvm stand-in): payers on Solana (DLN's source
+   * 7565164). Read server-side only: the payer page never sees it. Unset: no Solana payers.
+   */
+  SOLANA_RPC_URL: z.string().url("SOLANA_RPC_URL must be a URL").optional(),
+  /** Which Solana cluster the page asks wallets for (Wallet Standard `solana:<cluster>`): `mainnet`, or the stack's `localnet`. */
+  SOLANA_CLUSTER: z.enum(["mainnet", "localnet"]).default("mainnet"),
   BRIDGE_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   /**
    * Order status requests (and lookups of unreported quotes) the processor makes per minute, spread over its passes
@@ -154,8 +161,17 @@ const schema = z.object({
    * BRIDGE_API_KEY (DLN allows 50 per endpoint), 250 with one (300).
    */
   BRIDGE_PROVIDER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().optional(),
-  /** Most native coin (wei) the authority attaches to a provider's cancel transaction (modules/bridge/cancel-check.ts). */
-  BRIDGE_CANCEL_MAX_VALUE_WEI: z.coerce.bigint().nonnegative().default(50_000_000_000_000_000n),
+  /**
+   * Most a cancel transaction may carry above deBridge's messaging fee (read on chain from the DeBridgeGate), in USD at
+   * the destination chain's native price: the keepers' execution fee (modules/bridge/cancel-fee.ts). Without a price the
+   * extra may be at most the fee itself. BRIDGE_CANCEL_MAX_VALUE_WEI_<chainId> adds an absolute ceiling per chain.
+   */
+  BRIDGE_CANCEL_MAX_EXECUTION_FEE_USD: z
+    .string()
+    .regex(/^\d+(\.\d{1,18})?$/, "BRIDGE_CANCEL_MAX_EXECUTION_FEE_USD must be a decimal number of USD")
+    .default("5"),
+  /** Replaced (one wei ceiling cannot fit every chain: DLN's fee is 0.5 MATIC on Polygon); set: the start refuses, naming what replaced it. */
+  BRIDGE_CANCEL_MAX_VALUE_WEI: z.string().optional(),
   /**
    * API processes sharing the API port (`npm run serve`, node:cluster; api/workers.ts). Each has its own database pool
    * (DATABASE_POOL_SIZE connections) and caches; limits are shared through Postgres.
@@ -272,6 +288,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (c.NODE_ENV === "production" && c.BRIDGE_API_URL && !c.BRIDGE_AUTHORITY_PRIVATE_KEY)
     throw new Error(
       "BRIDGE_AUTHORITY_PRIVATE_KEY must be set in production when BRIDGE_API_URL is: it cancels unfilled cross-chain orders",
+    );
+  if (c.BRIDGE_CANCEL_MAX_VALUE_WEI !== undefined)
+    throw new Error(
+      "BRIDGE_CANCEL_MAX_VALUE_WEI was replaced: a cancel now carries deBridge's messaging fee read on chain plus at most " +
+        "BRIDGE_CANCEL_MAX_EXECUTION_FEE_USD (default 5); BRIDGE_CANCEL_MAX_VALUE_WEI_<chainId> sets a ceiling per chain",
     );
   const signup = c.DASHBOARD_SIGNUP ?? (c.NODE_ENV === "production" ? "closed" : "open");
   return { ...c, baseUrl, appUrl, DASHBOARD_SIGNUP: signup };

@@ -3,14 +3,19 @@ import {
   createWalletClient,
   getContractAddress,
   http,
+  parseEther,
   parseUnits,
+  stringToHex,
+  zeroHash,
   type Abi,
   type Address,
   type Hex,
   type PublicClient,
 } from "viem";
 import { bridgeDestinationAbi, bridgeDestinationBytecode } from "../abis/BridgeDestination.js";
+import { bridgeRouterStandInAbi, bridgeRouterStandInBytecode } from "../abis/BridgeRouterStandIn.js";
 import { bridgeSourceAbi, bridgeSourceBytecode } from "../abis/BridgeSource.js";
+import { deBridgeGateStandInAbi, deBridgeGateStandInBytecode } from "../abis/DeBridgeGateStandIn.js";
 import { gasPriceOracleStandInBytecode } from "../abis/GasPriceOracleStandIn.js";
 import { multicall3Bytecode } from "../abis/Multicall3.js";
 import { nodeInterfaceStandInBytecode } from "../abis/NodeInterfaceStandIn.js";
@@ -19,9 +24,17 @@ import { sanctionsOracleAbi, sanctionsOracleBytecode } from "../abis/SanctionsOr
 import { testTokenAbi, testTokenBytecode } from "../abis/TestToken.js";
 import { tetherTokenAbi, tetherTokenBytecode } from "../abis/TetherToken.js";
 import { walletFactoryAbi, walletFactoryBytecode } from "../abis/WalletFactory.js";
-import { ARBITRUM_NODE_INTERFACE, chainInfo, GAS_PRICE_ORACLE, MULTICALL3_ADDRESS, SERVICE_TOKEN_SYMBOL } from "../chains/registry.js";
+import {
+  ARBITRUM_NODE_INTERFACE,
+  chainInfo,
+  GAS_PRICE_ORACLE,
+  MULTICALL3_ADDRESS,
+  SERVICE_TOKEN_SYMBOL,
+  SUPPORTED_CHAIN_IDS,
+} from "../chains/registry.js";
 import type { ChainDeployment } from "../chains/runtime.js";
 import { LOCAL_ROLES } from "./accounts.js";
+import { DLN_ROUTER, DLN_SOLANA_CHAIN_ID } from "./bridge/abi.js";
 
 /** USD prices the local oracle starts with (18 decimals on chain). */
 export const LOCAL_PRICES: Record<string, string> = {
@@ -36,6 +49,17 @@ export const LOCAL_PRICES: Record<string, string> = {
 };
 
 /**
+ * DeBridgeGate's `globalFixedNativeFee` on the local chains: DLN's own per-chain messaging fee (docs.debridge.com
+ * "Fees and supported chains": 0.5 MATIC on Polygon, 0.005 BNB on BNB Chain, 0.001 ETH on Ethereum, Base and
+ * Arbitrum), 0.001 of the native coin on the other local chains. A cancel or unlock sent from the chain pays it.
+ */
+export const LOCAL_DLN_FEES: Record<number, bigint> = { 137: parseEther("0.5"), 56: parseEther("0.005") };
+export const DEFAULT_DLN_FEE = parseEther("0.001");
+
+/** USDC the pre-swap router holds on each local chain (its swaps pay from it). */
+const ROUTER_USDC_STOCK = "1000000000";
+
+/**
  * Multicall3 at its canonical address, as on public chains (viem and the detector find it there):
  * its runtime code is what its creation code returns. A fork already has it.
  */
@@ -45,6 +69,18 @@ async function placeMulticall3(pub: PublicClient): Promise<Address> {
   if (!data || data.length < 4) throw new Error("local deployment: Multicall3 creation code returned nothing");
   await pub.request({ method: "anvil_setCode" as any, params: [MULTICALL3_ADDRESS, data] as any });
   return MULTICALL3_ADDRESS;
+}
+
+/**
+ * Places the runtime code deployed at `from` at `to` as well (immutables travel in the code; storage does not), unless
+ * `to` already has code (a fork of a real chain). Returns whether it did.
+ */
+async function copyCode(pub: PublicClient, from: Address, to: Address): Promise<boolean> {
+  if ((await pub.getCode({ address: to }))?.length) return false;
+  const code = await pub.getCode({ address: from });
+  if (!code || code === "0x") throw new Error(`local deployment: no code at ${from} to place at ${to}`);
+  await pub.request({ method: "anvil_setCode" as any, params: [to, code] as any });
+  return true;
 }
 
 /**
@@ -119,10 +155,15 @@ export async function deployLocalChain(opts: {
         ? await deploy(t.symbol, tetherTokenAbi as Abi, tetherTokenBytecode, [`Tether USD (local ${opts.chainId})`, t.symbol, t.decimals])
         : await deploy(t.symbol, testTokenAbi as Abi, testTokenBytecode, [`${t.symbol} (local ${opts.chainId})`, t.symbol, t.decimals]);
   }
-  // The DLN-like bridge (every local chain is a source and a destination), deployed after the tokens so their
-  // addresses stay as they were. Its solver relays unlocks and cancels as messenger and starts with a token stock.
+  // The local DLN (every local chain is a source and a destination), deployed after the tokens so their addresses
+  // stay as they were. BridgeDestination takes the gate (deployed below, after the sanctions oracle) by its address.
+  // The solver relays unlocks and cancels as messenger and starts with a token stock.
   const bridgeSource = await deploy("BridgeSource", bridgeSourceAbi as Abi, bridgeSourceBytecode, []);
-  const bridgeDestination = await deploy("BridgeDestination", bridgeDestinationAbi as Abi, bridgeDestinationBytecode, []);
+  // The gate's nonce: this one (BridgeDestination), setMessenger, one mint per token, setFeeRecipient, setPrices, the
+  // sanctions oracle, then the gate (checked below).
+  const mints = info.tokens.length + (opts.extraTokens?.length ?? 0);
+  const gateAt = getContractAddress({ from: LOCAL_ROLES.deployer.address, nonce: BigInt(nonce + 5 + mints) });
+  const bridgeDestination = await deploy("BridgeDestination", bridgeDestinationAbi as Abi, bridgeDestinationBytecode, [gateAt]);
   await write("setMessenger", bridgeSource, bridgeSourceAbi as Abi, "setMessenger", [LOCAL_ROLES.bridgeSolver.address]);
   for (const t of [...info.tokens, ...(opts.extraTokens ?? [])])
     await write(`mint ${t.symbol}`, tokens[t.symbol]!, testTokenAbi as Abi, "mint", [
@@ -132,13 +173,52 @@ export async function deployLocalChain(opts: {
   await write("setFeeRecipient", factory, walletFactoryAbi as Abi, "setFeeRecipient", [LOCAL_ROLES.treasury.address, true]);
   const symbols = Object.keys(LOCAL_PRICES);
   await write("setPrices", oracle, priceOracleAbi as Abi, "setPrices", [symbols, symbols.map((s) => parseUnits(LOCAL_PRICES[s]!, 18))]);
-  // The sanctions oracle last, so every address above stays what it was before it existed.
+  // The sanctions oracle after those, so every address above stays what it was before it existed.
   const sanctionsOracle = await deploy("SanctionsOracle", sanctionsOracleAbi as Abi, sanctionsOracleBytecode, [
     LOCAL_ROLES.deployer.address,
   ]);
+  // DeBridgeGate's stand-in: DLN's messaging fee of this chain, every registry chain and Solana supported (the route's
+  // own fee 0: the global one applies).
+  const gate = await deploy("DeBridgeGateStandIn", deBridgeGateStandInAbi as Abi, deBridgeGateStandInBytecode, [
+    LOCAL_ROLES.deployer.address,
+    LOCAL_DLN_FEES[opts.chainId] ?? DEFAULT_DLN_FEE,
+    0,
+  ]);
+  if (gate !== gateAt) throw new Error(`local deployment: the gate is at ${gate}, BridgeDestination was given ${gateAt}`);
+  const routes = [...SUPPORTED_CHAIN_IDS, DLN_SOLANA_CHAIN_ID].map(BigInt);
+  await write("updateChainSupport", gate, deBridgeGateStandInAbi as Abi, "updateChainSupport", [
+    routes,
+    routes.map(() => ({ fixedNativeFee: 0n, isSupported: true, transferFeeBps: 0 })),
+  ]);
+  // The pre-swap router (into the chain's USDC, at the oracle's prices); a chain without USDC has none.
+  const usdc = tokens.USDC;
+  const router = usdc
+    ? await deploy("BridgeRouterStandIn", bridgeRouterStandInAbi as Abi, bridgeRouterStandInBytecode, [
+        bridgeSource,
+        usdc,
+        oracle,
+        info.native ? stringToHex(info.native.oracleSymbol, { size: 32 }) : zeroHash,
+      ])
+    : undefined;
   for (const { what, hash } of sent) {
     const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (receipt.status !== "success") throw new Error(`local deployment: ${what} reverted`);
+  }
+  // DLN's fixed addresses, as on the real chains: BridgeDestination at DlnDestination's on a chain DLN serves (its
+  // gate is an immutable, in the code), and the router at DeBridgeRouter's on every chain (preswap.ts finds it there).
+  // A fork of a real chain already has DLN's contracts there: ours stay where they were deployed.
+  const dlnDestination = info.dln && (await copyCode(pub, bridgeDestination, info.dln.destination)) ? info.dln.destination : undefined;
+  if (router && (await copyCode(pub, router, DLN_ROUTER))) {
+    const decimals = info.tokens.find((t) => t.symbol === "USDC")!.decimals;
+    const hash = await wallet.writeContract({
+      address: usdc!,
+      abi: testTokenAbi as Abi,
+      functionName: "mint",
+      args: [DLN_ROUTER, parseUnits(ROUTER_USDC_STOCK, decimals)],
+      gas: 1_000_000n,
+    } as any);
+    const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    if (receipt.status !== "success") throw new Error("local deployment: funding the pre-swap router reverted");
   }
   let implementation: Address | undefined;
   if ((walletFactoryAbi as Abi).some((x) => x.type === "function" && x.name === "implementation")) {
@@ -157,7 +237,8 @@ export async function deployLocalChain(opts: {
     oracle,
     multicall3,
     bridgeSource,
-    bridgeDestination,
+    // On a DLN chain: none, so chains/runtime.ts falls back to the registry's DlnDestination address, where it is.
+    bridgeDestination: dlnDestination ? undefined : bridgeDestination,
     sanctionsOracle,
     tokens,
     startBlock,

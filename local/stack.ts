@@ -3,14 +3,18 @@ import fs from "node:fs";
 import path from "node:path";
 import { factoryMismatch } from "../chains/factory-check.js";
 import { createPublicClient, http } from "viem";
+import { chainInfo } from "../chains/registry.js";
 import { activeChains, type Deployments } from "../chains/runtime.js";
+import { SOLANA } from "../chains/solana.js";
 import { LOCAL_ROLES, localRoleEnv } from "./accounts.js";
 import { startAnvil, type Anvil } from "./anvil.js";
+import { DLN_ROUTER } from "./bridge/abi.js";
 import { startBridgeStandIn } from "./bridge/server.js";
 import { startSolver } from "./bridge/solver.js";
 import { deployLocalChain, deploySanctionsOracle } from "./deploy.js";
 import { startPonder, ponderSchemaName, type PonderProcess } from "./ponder.js";
 import { startEmbeddedPostgres, type LocalPostgres } from "./postgres.js";
+import type { LocalSolana } from "./solana/svm.js";
 
 export type StackOptions = {
   dataDir: string;
@@ -38,6 +42,11 @@ export type Stack = {
   /** Environment for the service (API, processors, Ponder, CLI) to talk to this stack. */
   env: Record<string, string>;
   ponder?: PonderProcess;
+  /**
+   * The local Solana (with the bridge stand-in): litesvm in this process and its JSON-RPC front at `rpcUrl`
+   * (SOLANA_RPC_URL). `svm.onTransaction` sees each transaction that lands (docs/solana.md).
+   */
+  solana?: { svm: LocalSolana; rpcUrl: string };
   stop(): Promise<void>;
 };
 
@@ -80,10 +89,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const prev = previous.chains[String(chainId)];
       // A factory of an earlier release derives other addresses (chains/factory-check.ts), or state from before the
       // bridge contracts: deploy this release's.
+      // The bridge: this release's stand-in of DLN has the pre-swap router at DLN's DeBridgeRouter address, and on DLN's
+      // chains its destination at DlnDestination's address instead of in the deployments.
+      const dln = chainInfo(chainId)?.dln;
       const kept =
         prev &&
         prev.bridgeSource &&
-        prev.bridgeDestination &&
+        (prev.bridgeDestination || (dln && (await pub.getCode({ address: dln.destination }))?.length)) &&
+        (await pub.getCode({ address: DLN_ROUTER }))?.length &&
         (await pub.getCode({ address: prev.factory }))?.length &&
         !(await factoryMismatch(pub, prev.factory).catch((e) => String(e)))
           ? prev
@@ -110,6 +123,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     // Its skip list (POST /local/solver/skip/{receiver}) lets a test leave an order unfilled.
     const bridgeChains = activeChains(env).filter((c) => c.bridgeSource && c.bridgeDestination);
     let bridgeUrl: string | undefined;
+    let solana: Stack["solana"];
     if (bridgeChains.length >= 2) {
       const skipReceivers = new Set<string>();
       const standIn = await startBridgeStandIn({ chains: bridgeChains, skipReceivers });
@@ -122,6 +136,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       stops.push(() => solver.stop());
       bridgeUrl = standIn.url;
       log(`bridge      ${standIn.url} (DLN stand-in; solver ${LOCAL_ROLES.bridgeSolver.address})`);
+
+      // Solana as a bridge source: litesvm in this process with USDC at Circle's mint address, behind a JSON-RPC
+      // front. Loaded here only (a native module). In memory: a restart starts it afresh.
+      const [{ createLocalSolana }, { startSolanaRpc }] = await Promise.all([import("./solana/svm.js"), import("./solana/rpc-server.js")]);
+      const svm = createLocalSolana();
+      const front = await startSolanaRpc({ svm });
+      stops.push(() => front.close());
+      solana = { svm, rpcUrl: front.url };
+      log(`solana      ${front.url} (litesvm stand-in; USDC at ${SOLANA.usdc.mint}; not kept across restarts)`);
     }
 
     let ponder: PonderProcess | undefined;
@@ -150,6 +173,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const serviceEnv = {
       ...env,
       ...(bridgeUrl ? { BRIDGE_API_URL: bridgeUrl } : {}),
+      ...(solana ? { SOLANA_RPC_URL: solana.rpcUrl, SOLANA_CLUSTER: "localnet" } : {}),
       SECRET_KEY: opts.secretKey ?? randomBytes(32).toString("hex"),
     };
     return {
@@ -158,6 +182,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       deployments,
       env: serviceEnv,
       ponder,
+      solana,
       stop,
     };
   } catch (e) {

@@ -19,6 +19,8 @@ const CONTRACTS = [
   "ReentrantPayout",
   "BridgeSource",
   "BridgeDestination",
+  "DeBridgeGateStandIn",
+  "BridgeRouterStandIn",
   "SanctionsOracle",
   "GasBurnerToken",
   "GasPriceOracleStandIn",

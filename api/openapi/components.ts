@@ -1,6 +1,6 @@
 import { agentWithdrawalBody, updateAgentBody } from "../../modules/agents/index.js";
 import type { z } from "zod";
-import { bridgeOrderBody, bridgeQuoteQuery } from "../../modules/bridge/index.js";
+import { bridgeHoldingsQuery, bridgeOrderBody, bridgeQuoteQuery } from "../../modules/bridge/index.js";
 import { eventsQuery } from "../../modules/events/index.js";
 import { loginForm } from "../../modules/merchants/index.js";
 import { underpaymentToleranceBody } from "../../modules/merchants/index.js";
@@ -103,15 +103,20 @@ export const ROUTE_SCHEMAS = {
     schema: bridgeQuoteQuery,
     validator: "modules/bridge/orders.ts bridgeQuoteQuery",
     notes: {
-      srcChainId: "The network the payer pays from (decimal digits); not the payment's",
-      srcToken: "Token the payer gives (the zero address: the native coin)",
-      payer: "The payer's wallet: with it, the answer carries the order transaction",
+      srcChainId: "The network the payer pays from (decimal digits; Solana is DLN's 7565164); not the payment's",
+      srcToken: "Token the payer gives (the zero address: the native coin; on Solana the SPL mint, base58)",
+      payer: "The payer's wallet (an EVM address, or a Solana key in base58): with it, the answer carries the order transaction",
     },
+  },
+  BridgeHoldingsQuery: {
+    schema: bridgeHoldingsQuery,
+    validator: "modules/bridge/orders.ts bridgeHoldingsQuery",
+    notes: { srcChainId: "7565164 (Solana, DLN's id)", owner: "The payer's Solana key (base58)" },
   },
   BridgeOrderRequest: {
     schema: bridgeOrderBody,
     validator: "modules/bridge/orders.ts bridgeOrderBody",
-    notes: { txHash: "The payer's transaction on the source chain that created the order" },
+    notes: { txHash: "The payer's transaction on the source chain that created the order: an EVM hash, or a Solana signature (base58)" },
   },
   LoginRequest: {
     schema: loginForm,
@@ -289,6 +294,7 @@ export const COMPONENTS = {
   PublicPaymentView: pay.PublicPaymentView,
   BridgeQuote: bridge.BridgeQuote,
   BridgeOrders: bridge.BridgeOrders,
+  BridgeHoldings: bridge.BridgeHoldings,
 
   WebhookConfig: hooks.WebhookConfig,
   WebhookConfigResult: pay.withResult(hooks.WebhookConfig),

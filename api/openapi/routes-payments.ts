@@ -1,6 +1,6 @@
 import { zeroAddress } from "viem";
 import { ORDER_IN_FLIGHT } from "../../modules/bridge/index.js";
-import { BRIDGE_OFF, bridgeQuoteQuery, ORDER_OF_ANOTHER } from "../../modules/bridge/index.js";
+import { BRIDGE_OFF, bridgeHoldingsQuery, bridgeQuoteQuery, ORDER_OF_ANOTHER, SOLANA_OFF } from "../../modules/bridge/index.js";
 import { cannotCancelIn, HAS_FUNDS, HAS_UNCOUNTED_FUNDS } from "../../modules/payments/index.js";
 import { listPaymentsQuery } from "../../modules/payments/index.js";
 import { PAYMENT_STATUSES } from "../../modules/payments/index.js";
@@ -48,6 +48,7 @@ const BRIDGE_OPERATIONS: Operation[] = [
         fail(409, ORDER_OF_ANOTHER),
         TOO_MANY,
         ...BRIDGE_DOWN,
+        fail(503, SOLANA_OFF),
       ],
     },
     rateLimit:
@@ -82,6 +83,32 @@ const BRIDGE_OPERATIONS: Operation[] = [
     },
     rateLimit:
       "30 requests a minute per address (with GET /payments/{paymentId}/bridge/quote); the service's provider budget (503 `Bridge unavailable` with Retry-After)",
+  },
+  {
+    method: "get",
+    path: "/payments/{paymentId}/bridge/holdings",
+    tag: "Extensions",
+    summary: "A Solana payer's balances",
+    description:
+      "What a Solana wallet holds of the tokens the payer page offers, and SOL for fees, read by the service (a Wallet Standard wallet has no read API, and the service's Solana RPC stays private). Open payments only.",
+    auth: "public",
+    extension: true,
+    pathParams: paymentId,
+    query: bridgeHoldingsQuery,
+    responses: [{ status: 200, description: "The balances", schema: "BridgeHoldings" }],
+    errors: {
+      shape: "plain",
+      list: [
+        fail(400, "srcChainId must be 7565164"),
+        fail(400, "owner is required"),
+        fail(400, "Invalid owner address"),
+        fail(404, "Payment not found"),
+        fail(409, "Payment is not awaiting payment"),
+        TOO_MANY,
+        fail(503, SOLANA_OFF),
+      ],
+    },
+    rateLimit: "30 requests a minute per address (with the other bridge routes)",
   },
   {
     method: "get",

@@ -31,7 +31,22 @@ export const BridgeQuote = z
     fixFee: units.meta({ description: "Flat protocol fee in the source chain's native coin (wei), part of `tx.value`" }),
     estimatedFulfillmentSeconds: z.number().nullable(),
     tx: z
-      .object({ to: z.string(), data: hex, value: units, allowanceTarget: z.string().nullable(), allowanceValue: units.nullable() })
+      .discriminatedUnion("kind", [
+        z.object({
+          kind: z.literal("evm"),
+          to: z.string(),
+          data: hex,
+          value: units,
+          allowanceTarget: z.string().nullable(),
+          allowanceValue: units.nullable(),
+        }),
+        z.object({
+          kind: z.literal("solana"),
+          data: hex.meta({
+            description: "0x-hex of an unsigned VersionedTransaction with a fresh blockhash: the wallet signs and sends it",
+          }),
+        }),
+      ])
       .nullable()
       .meta({ description: "The transaction the payer sends on the source chain; null without `payer`" }),
     expiresAt: unixMs.meta({ description: "The payment's expiry; moves 15 minutes later when the order is reported" }),
@@ -48,13 +63,13 @@ export const BridgeOrder = z.object({
   status: z.enum(BRIDGE_ORDER_STATUSES),
   providerStatus: z.enum(PROVIDER_ORDER_STATUSES).nullable(),
   srcChainId: z.number().int(),
-  srcToken: address,
+  srcToken: z.string().meta({ description: "An EVM address, or a Solana mint (base58)" }),
   srcUnits: units,
-  payer: address,
+  payer: z.string().meta({ description: "An EVM address, or a Solana key (base58)" }),
   dstChainId: z.number().int(),
   dstToken: address,
   takeUnits: units,
-  createTxHash: txHash.nullable(),
+  createTxHash: z.string().nullable().meta({ description: "The payer's transaction: an EVM hash, or a Solana signature (base58)" }),
   cancelTxHash: txHash.nullable(),
   reportedAt: unixMs.nullable(),
   refund: z
@@ -79,7 +94,7 @@ export const BridgeRef = z
   .object({
     orderId,
     srcChainId: z.number().int(),
-    srcToken: address,
+    srcToken: z.string().meta({ description: "An EVM address, or a Solana mint (base58)" }),
     status: z.enum(BRIDGE_ORDER_STATUSES),
     refund: z
       .object({ token: z.string(), symbol: z.string(), amount: decimal, to: z.string().nullable() })
@@ -88,3 +103,10 @@ export const BridgeRef = z
   })
   .nullable()
   .meta({ description: "Extension (docs/bridge.md): the cross-chain order the payer placed (the latest), or null" });
+
+export const BridgeHoldings = z
+  .object({
+    native: z.object({ symbol: z.literal("SOL"), decimals: z.number().int(), units }),
+    tokens: z.array(z.object({ mint: z.string(), symbol: z.string(), decimals: z.number().int(), units })),
+  })
+  .meta({ description: "A Solana payer's balances of the tokens offered (and SOL for fees), in smallest units" });

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppDeps } from "../../core/deps.js";
 import {
   type TakeToken,
+  bridgeHoldings,
   paymentOrders,
   readBridgeOrderBody,
   readBridgeQuoteQuery,
@@ -37,6 +38,10 @@ export const bridge = new Hono<AppEnv>()
   .post("/:paymentId/bridge/orders", errorsAs("plain"), rateLimit("payments.bridge"), async (c) => {
     const { txHash } = readBridgeOrderBody(await jsonBody(c));
     return c.json(await reportBridgeTx(c.var.deps, c.req.param("paymentId"), txHash, bucketsOf(c.var.deps)));
+  })
+  .get("/:paymentId/bridge/holdings", errorsAs("plain"), rateLimit("payments.bridge"), async (c) => {
+    c.header("Cache-Control", "no-store");
+    return c.json(await bridgeHoldings(c.var.deps, c.req.param("paymentId"), queryOf(c)));
   })
   .get("/:paymentId/bridge/orders", errorsAs("plain"), async (c) => {
     c.header("Cache-Control", "no-store");

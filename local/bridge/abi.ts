@@ -1,38 +1,33 @@
-import { encodeAbiParameters, getAbiItem, keccak256, type Address, type Hex } from "viem";
+import { getAddress, type Address } from "viem";
 import { bridgeDestinationAbi } from "../../abis/BridgeDestination.js";
+import { bridgeRouterStandInAbi } from "../../abis/BridgeRouterStandIn.js";
 import { bridgeSourceAbi } from "../../abis/BridgeSource.js";
+import { deBridgeGateStandInAbi } from "../../abis/DeBridgeGateStandIn.js";
+import {
+  bytesToEvmAddress,
+  deBridgeGateAbi,
+  DLN_SOLANA_CHAIN_ID,
+  dlnDestinationAbi,
+  dlnOrderId,
+  evmAddressToBytes,
+  type DlnOrder,
+} from "../../modules/bridge/index.js";
 
-// The bridge contracts (contracts/BridgeSource.sol, contracts/BridgeDestination.sol, contracts/BridgeOrder.sol) as
-// the stand-in and the solver use them: their compiled ABIs, the Order struct, its id and the status numbers.
-export { bridgeDestinationAbi, bridgeSourceAbi };
+// The local DLN stand-in's contracts (contracts/BridgeSource.sol, BridgeDestination.sol, DeBridgeGateStandIn.sol,
+// BridgeRouterStandIn.sol) as the stand-in, the solver and the deployment use them: their compiled ABIs, DLN's order
+// (modules/bridge/dln-order.ts, shared with the service), the status numbers and DLN's fixed addresses.
+export { bridgeDestinationAbi, bridgeRouterStandInAbi, bridgeSourceAbi, deBridgeGateStandInAbi };
+export { bytesToEvmAddress, deBridgeGateAbi, DLN_SOLANA_CHAIN_ID, dlnDestinationAbi, dlnOrderId, evmAddressToBytes, type DlnOrder };
 
-/** A bridge order as the contracts take and emit it (amounts in smallest units; 0x0 token = native coin). */
-export type BridgeOrder = {
-  nonce: bigint;
-  maker: Address;
-  giveChainId: bigint;
-  giveToken: Address;
-  giveAmount: bigint;
-  takeChainId: bigint;
-  takeToken: Address;
-  takeAmount: bigint;
-  receiver: Address;
-  orderAuthorityDst: Address;
-  refundTo: Address;
-};
-
-const ORDER_PARAMS = getAbiItem({ abi: bridgeSourceAbi, name: "createOrder" }).inputs;
+/** giveOrders(id).status on the source (DLN's OrderGiveStatus). */
+export const GIVE = { NotSet: 0, Created: 1, ClaimedUnlock: 2, ClaimedCancel: 3 } as const;
+/** takeOrders(id).status on the destination (DLN's OrderTakeStatus). */
+export const TAKE = { NotSet: 0, Fulfilled: 1, SentUnlock: 2, SentCancel: 3 } as const;
 
 /**
- * The order's id, as both contracts compute it: keccak256(abi.encode(order)).
- *
- *   orderIdOf({ nonce: 1n, maker, giveChainId: 137n, ... }) // "0x…" (32 bytes)
+ * DLN's DeBridgeRouter, "used exclusively by the DLN API to swap input asset for one of the settlement assets prior to
+ * order creation" (dln-contracts README). The local pre-swap router (BridgeRouterStandIn) is placed at this address
+ * on every local chain, as Multicall3 is placed at its canonical one, so the stand-in finds it without a deployments
+ * field.
  */
-export function orderIdOf(order: BridgeOrder): Hex {
-  return keccak256(encodeAbiParameters(ORDER_PARAMS, [order]));
-}
-
-/** giveStatus values on the source. */
-export const GIVE = { NotSet: 0, Created: 1, ClaimedUnlock: 2, ClaimedCancel: 3 } as const;
-/** takeStatus values on the destination. */
-export const TAKE = { NotSet: 0, Fulfilled: 1, SentUnlock: 2, SentCancel: 3 } as const;
+export const DLN_ROUTER: Address = getAddress("0x663dc15d3c1ac63ff12e45ab68fea3f0a883c251");

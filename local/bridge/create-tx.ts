@@ -1,11 +1,14 @@
 import { encodeFunctionData, erc20Abi, getAddress, isAddress, zeroAddress, type Address, type Hex } from "viem";
 import type { ActiveToken } from "../../chains/runtime.js";
-import { bridgeSourceAbi, type BridgeOrder } from "./abi.js";
+import { bridgeRouterStandInAbi, bridgeSourceAbi, evmAddressToBytes, type DlnOrder } from "./abi.js";
 import type { BridgeChain, OrderBook } from "./orders.js";
+import { isReserve, preSwapOf, swapInFor, swapOut } from "./preswap.js";
 import { bridgeToken, quoteExactIn, quoteExactOut, usdPrice18, type Quote, type QuoteTerms } from "./quote.js";
 
 // GET /v1.0/dln/order/create-tx of the local stand-in: DLN's parameters and response shape (research notes in
-// docs/bridge.md), priced by quote.ts, with a `tx` that calls our BridgeSource.createOrder.
+// docs/bridge.md), priced by quote.ts, with a `tx` that calls our BridgeSource.createOrder with DLN's Order, or, for
+// an input that is not a reserve asset, the pre-swap router's swapAndCreateOrder (preswap.ts), as DLN's API sends such
+// inputs through DeBridgeRouter.
 
 /** An error answered with DLN's envelope `{errorCode, errorId, errorMessage}`. */
 export class DlnError extends Error {
@@ -33,6 +36,7 @@ const ERROR_CODES: Record<string, number> = {
   ESTIMATION_FAILED: 10,
   ORDER_NOT_FOUND: 11,
   ORDER_NOT_CANCELLABLE: 12,
+  IMPOSSIBLE_ROUTE: 13,
 };
 
 export function errorBody(e: DlnError) {
@@ -123,9 +127,9 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
   if (!tokenOut) throw new DlnError("UNSUPPORTED_TOKEN_OUT", `token ${tokenOutAddress} is not supported on chain ${dst.chainId}`);
   if (param("srcChainTokenInAmount") === "max") throw invalid(`srcChainTokenInAmount=max is not supported by the local stand-in`);
   need("srcChainTokenInAmount");
-  const amountIn = amountParam("srcChainTokenInAmount");
+  const amountInParam = amountParam("srcChainTokenInAmount");
   const amountOut = amountParam("dstChainTokenOutAmount");
-  if ((amountIn === "auto") === (amountOut === "auto"))
+  if ((amountInParam === "auto") === (amountOut === "auto"))
     throw invalid('exactly one of srcChainTokenInAmount and dstChainTokenOutAmount must be "auto"');
 
   const recipient = addressParam("dstChainTokenOutRecipient");
@@ -133,6 +137,8 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
   const srcAuthority = addressParam("srcChainOrderAuthorityAddress");
   const dstAuthority = addressParam("dstChainOrderAuthorityAddress");
   const refund = addressParam("srcChainRefundAddress");
+  // Binds the order's allowedCancelBeneficiarySrc (the name deBridge's own example types use; optional).
+  const cancelBeneficiary = addressParam("srcAllowedCancelBeneficiary");
   const prepend = param("prependOperatingExpenses") === "true";
   const affiliatePercent = param("affiliateFeePercent");
   const affiliateRecipient = addressParam("affiliateFeeRecipient");
@@ -158,22 +164,45 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
     );
   if (given.length && !sender) throw new DlnError("SENDER_ADDRESS_EMPTY", "senderAddress should not be empty");
 
-  const [priceIn, priceOut] = await Promise.all([
-    usdPrice18(ctx.chains, ctx.book.clients, src, tokenIn),
+  // A non-reserve input is swapped to the chain's USDC first: the order gives (escrows, refunds) USDC.
+  const preSwap = isReserve(src, tokenIn)
+    ? null
+    : await preSwapOf(ctx.book.client(src.chainId), src, tokenIn, (id, m) => new DlnError(id, m));
+  const giveToken = preSwap ? preSwap.usdc : tokenIn;
+  const [priceGive, priceOut] = await Promise.all([
+    usdPrice18(ctx.chains, ctx.book.clients, src, giveToken),
     usdPrice18(ctx.chains, ctx.book.clients, dst, tokenOut),
   ]);
-  if (!priceIn) throw new DlnError("UNSUPPORTED_TOKEN_IN", `no USD price for ${tokenIn.symbol} on chain ${src.chainId}`);
+  if (!priceGive) throw new DlnError("UNSUPPORTED_TOKEN_IN", `no USD price for ${giveToken.symbol} on chain ${src.chainId}`);
   if (!priceOut) throw new DlnError("UNSUPPORTED_TOKEN_OUT", `no USD price for ${tokenOut.symbol} on chain ${dst.chainId}`);
-  const pin = { decimals: tokenIn.decimals, price18: priceIn };
+  const pgive = { decimals: giveToken.decimals, price18: priceGive };
   const pout = { decimals: tokenOut.decimals, price18: priceOut };
+  // quote.amountIn is the order's giveAmount (in giveToken); amountIn what the payer sends (in tokenIn).
   let quote: Quote | null;
-  if (amountOut !== "auto") quote = quoteExactOut(amountOut, pin, pout, ctx.terms);
-  else {
-    quote = quoteExactIn(amountIn as bigint, pin, pout, ctx.terms);
+  let amountIn: bigint;
+  if (amountOut !== "auto") {
+    quote = quoteExactOut(amountOut, pgive, pout, ctx.terms);
+    amountIn = preSwap ? swapInFor(preSwap, quote.amountIn) : quote.amountIn;
+  } else {
+    amountIn = amountInParam as bigint;
+    quote = quoteExactIn(preSwap ? swapOut(preSwap, amountIn) : amountIn, pgive, pout, ctx.terms);
     if (!quote) throw new DlnError("ERROR_LOW_GIVE_AMOUNT", "srcChainTokenInAmount does not cover the fees");
   }
+  // What the swap gives (>= giveAmount: the rounding surplus goes to the refund address).
+  const swapped = preSwap ? swapOut(preSwap, amountIn) : quote.amountIn;
+  if (preSwap && swapped > preSwap.stock)
+    throw new DlnError("IMPOSSIBLE_ROUTE", `the pre-swap router's ${preSwap.usdc.symbol} on chain ${src.chainId} is short for this amount`);
+  const fixFee = src.bridgeSource
+    ? await ctx.book
+        .client(src.chainId)
+        .readContract({ address: src.bridgeSource, abi: bridgeSourceAbi, functionName: "globalFixedNativeFee" })
+    : 0n;
 
-  const [nameIn, nameOut] = await Promise.all([tokenName(ctx, src, tokenIn), tokenName(ctx, dst, tokenOut)]);
+  const [nameIn, nameGive, nameOut] = await Promise.all([
+    tokenName(ctx, src, tokenIn),
+    tokenName(ctx, src, giveToken),
+    tokenName(ctx, dst, tokenOut),
+  ]);
   const tokenJson = (c: BridgeChain, t: ActiveToken, name: string) => ({
     address: t.address,
     chainId: c.chainId,
@@ -186,10 +215,23 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
     estimation: {
       srcChainTokenIn: {
         ...tokenJson(src, tokenIn, nameIn),
-        amount: String(quote.amountIn),
-        approximateOperatingExpense: String(quote.operatingExpense),
+        amount: String(amountIn),
+        // In the input token: the USDC expense at the swap's price, rounded up.
+        approximateOperatingExpense: String(preSwap ? swapInFor(preSwap, quote.operatingExpense) : quote.operatingExpense),
         mutatedWithOperatingExpense: prepend,
       },
+      // Only for a pre-swapped input (DLN's shape): the reserve asset the order escrows, and a cancel refunds.
+      ...(preSwap
+        ? {
+            srcChainTokenOut: {
+              ...tokenJson(src, giveToken, nameGive),
+              amount: String(quote.amountIn),
+              maxRefundAmount: String(quote.amountIn),
+              approximateOperatingExpense: String(quote.operatingExpense),
+              mutatedWithOperatingExpense: prepend,
+            },
+          }
+        : {}),
       dstChainTokenOut: {
         ...tokenJson(dst, tokenOut, nameOut),
         amount: String(quote.amountOut),
@@ -200,8 +242,8 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
       costsDetails: [
         {
           chain: String(src.chainId),
-          tokenIn: tokenIn.address,
-          tokenOut: tokenIn.address,
+          tokenIn: giveToken.address,
+          tokenOut: giveToken.address,
           amountIn: String(quote.amountIn),
           amountOut: String(net),
           type: "EstimatedOperatingExpenses",
@@ -209,8 +251,8 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
         },
         {
           chain: String(src.chainId),
-          tokenIn: tokenIn.address,
-          tokenOut: tokenIn.address,
+          tokenIn: giveToken.address,
+          tokenOut: giveToken.address,
           amountIn: String(net),
           amountOut: String(net - quote.takerMargin),
           type: "TakerMargin",
@@ -218,36 +260,57 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
         },
       ],
     },
-    ...(prepend ? { prependedOperatingExpenseCost: String(quote.operatingExpense) } : {}),
-    fixFee: "0",
+    ...(prepend
+      ? { prependedOperatingExpenseCost: String(preSwap ? swapInFor(preSwap, quote.operatingExpense) : quote.operatingExpense) }
+      : {}),
+    fixFee: String(fixFee),
     order: { approximateFulfillmentDelay: ctx.fulfillmentDelay },
   };
   if (!given.length) return body;
 
   const salt = ctx.nextSalt();
-  const order: BridgeOrder = {
-    nonce: salt,
-    maker: sender!,
+  // DLN's order as DlnSource would build it from the creation: makerSrc = the sender (tx.origin), the patch authority
+  // = the source authority, no allowed taker, no external call.
+  const order: DlnOrder = {
+    makerOrderNonce: salt,
+    makerSrc: evmAddressToBytes(sender!),
     giveChainId: BigInt(src.chainId),
-    giveToken: tokenIn.address,
+    giveTokenAddress: evmAddressToBytes(giveToken.address),
     giveAmount: quote.amountIn,
     takeChainId: BigInt(dst.chainId),
-    takeToken: tokenOut.address,
+    takeTokenAddress: evmAddressToBytes(tokenOut.address),
     takeAmount: quote.amountOut,
-    receiver: recipient!,
-    orderAuthorityDst: dstAuthority!,
-    refundTo: refund ?? srcAuthority!,
+    receiverDst: evmAddressToBytes(recipient!),
+    givePatchAuthoritySrc: evmAddressToBytes(srcAuthority!),
+    orderAuthorityAddressDst: evmAddressToBytes(dstAuthority!),
+    allowedTakerDst: "0x",
+    allowedCancelBeneficiarySrc: cancelBeneficiary ? evmAddressToBytes(cancelBeneficiary) : "0x",
+    externalCall: "0x",
   };
   const orderId: Hex = ctx.book.remember(order).orderId;
   const native = tokenIn.address === zeroAddress;
+  const value = String((native ? amountIn : 0n) + fixFee);
+  const tx = preSwap
+    ? {
+        to: preSwap.router,
+        data: encodeFunctionData({
+          abi: bridgeRouterStandInAbi,
+          functionName: "swapAndCreateOrder",
+          // The surplus of the swap goes to srcChainRefundAddress (DLN: "extra value from slippage after a pre-swap").
+          args: [tokenIn.address, amountIn, order, refund ?? srcAuthority!],
+        }),
+        value,
+        ...(native ? {} : { allowanceTarget: preSwap.router, allowanceValue: String(amountIn) }),
+      }
+    : {
+        to: src.bridgeSource,
+        data: encodeFunctionData({ abi: bridgeSourceAbi, functionName: "createOrder", args: [order] }),
+        value,
+        ...(native ? {} : { allowanceTarget: src.bridgeSource, allowanceValue: String(amountIn) }),
+      };
   return {
     ...body,
-    tx: {
-      to: src.bridgeSource,
-      data: encodeFunctionData({ abi: bridgeSourceAbi, functionName: "createOrder", args: [order] }),
-      value: native ? String(quote.amountIn) : "0",
-      ...(native ? {} : { allowanceTarget: src.bridgeSource, allowanceValue: String(quote.amountIn) }),
-    },
+    tx,
     orderId,
     order: { approximateFulfillmentDelay: ctx.fulfillmentDelay, salt: Number(salt) },
   };

@@ -1,7 +1,7 @@
-import { getAddress, parseEventLogs, TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from "viem";
+import { parseEventLogs, size, TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from "viem";
 import { publicClients } from "../../chains/clients.js";
 import type { ActiveChain } from "../../chains/runtime.js";
-import { bridgeDestinationAbi, bridgeSourceAbi, GIVE, orderIdOf, TAKE, type BridgeOrder } from "./abi.js";
+import { bridgeDestinationAbi, bridgeSourceAbi, bytesToEvmAddress, dlnOrderId, GIVE, TAKE, type DlnOrder } from "./abi.js";
 
 /** A local chain with the bridge contracts (either may be missing: then it is neither source nor destination). */
 export type BridgeChain = ActiveChain & { bridgeSource?: Address; bridgeDestination?: Address };
@@ -9,18 +9,23 @@ export type BridgeChain = ActiveChain & { bridgeSource?: Address; bridgeDestinat
 /** DLN's order states (`GET /v1.0/dln/order/{id}/status`) as far as the local contracts can tell them apart. */
 export type DlnStatus = "None" | "Created" | "Fulfilled" | "SentUnlock" | "ClaimedUnlock" | "SentOrderCancel" | "ClaimedOrderCancel";
 
-/** What the book knows of one order: its struct, and the facts the contracts' events told. */
+/** What the book knows of one order: DLN's struct, and the facts the contracts' events told. */
 export type OrderFacts = {
   orderId: Hex;
-  order: BridgeOrder;
+  order: DlnOrder;
   /** The source transaction that created it (absent while it is only quoted). */
   createdTx?: Hex;
-  /** Who fulfilled it on the destination (FulfilledOrder). */
+  /** Who may unlock it, the taker (FulfilledOrder's unlockAuthority). */
   taker?: Address;
   /** Whom the taker asked the source to pay (SentOrderUnlock), not yet claimed unless `closed`. */
   unlockBeneficiary?: Address;
   /** The authority cancelled it on the destination (SentOrderCancel). */
   cancelSent?: boolean;
+  /**
+   * Whom that cancel refunds on the source (SentOrderCancel's cancelBeneficiary): an EVM address, or the 32 bytes of a
+   * Solana key (a Solana-source order).
+   */
+  cancelBeneficiary?: Address | Hex;
   /** The source paid the escrow out: the order is final. */
   closed?: "ClaimedUnlock" | "ClaimedOrderCancel";
 };
@@ -88,8 +93,8 @@ export class OrderBook {
   }
 
   /** Keeps a quoted order (its id is what create-tx returned) so status and cancel-tx know it before it is mined. */
-  remember(order: BridgeOrder): OrderFacts {
-    return this.entry(orderIdOf(order), order);
+  remember(order: DlnOrder): OrderFacts {
+    return this.entry(dlnOrderId(order), order);
   }
 
   /**
@@ -117,26 +122,23 @@ export class OrderBook {
     return dlnStatusOf(give, take);
   }
 
-  /** giveStatus on the source and takeStatus on the destination (0 where the chain has no bridge contract). */
+  /**
+   * The order's status on the source (giveOrders) and on the destination (takeOrders), DLN's numbers (GIVE, TAKE);
+   * 0 where the chain has no bridge contract.
+   */
   async statuses(f: OrderFacts): Promise<{ give: number; take: number }> {
     const src = this.chain(f.order.giveChainId);
     const dst = this.chain(f.order.takeChainId);
     const [give, take] = await Promise.all([
       src?.bridgeSource
-        ? this.client(src.chainId).readContract({
-            address: src.bridgeSource,
-            abi: bridgeSourceAbi,
-            functionName: "giveStatus",
-            args: [f.orderId],
-          })
+        ? this.client(src.chainId)
+            .readContract({ address: src.bridgeSource, abi: bridgeSourceAbi, functionName: "giveOrders", args: [f.orderId] })
+            .then((s) => s[0])
         : 0,
       dst?.bridgeDestination
-        ? this.client(dst.chainId).readContract({
-            address: dst.bridgeDestination,
-            abi: bridgeDestinationAbi,
-            functionName: "takeStatus",
-            args: [f.orderId],
-          })
+        ? this.client(dst.chainId)
+            .readContract({ address: dst.bridgeDestination, abi: bridgeDestinationAbi, functionName: "takeOrders", args: [f.orderId] })
+            .then((s) => s[0])
         : 0,
     ]);
     return { give, take };
@@ -167,7 +169,7 @@ export class OrderBook {
     return found.flat();
   }
 
-  private entry(orderId: Hex, order: BridgeOrder): OrderFacts {
+  private entry(orderId: Hex, order: DlnOrder): OrderFacts {
     const id = orderId.toLowerCase() as Hex;
     let f = this.facts.get(id);
     if (!f) {
@@ -217,26 +219,35 @@ export class OrderBook {
       eventName: ["FulfilledOrder", "SentOrderUnlock", "SentOrderCancel"],
     }).filter((l) => l.address.toLowerCase() === dst)) {
       if (l.eventName === "FulfilledOrder") {
-        this.entry(l.args.orderId, l.args.order).taker = getAddress(l.args.taker);
+        this.entry(l.args.orderId, l.args.order).taker = l.args.unlockAuthority;
         continue;
       }
       const id = l.args.orderId.toLowerCase() as Hex;
       const f: Partial<OrderFacts> = this.facts.get(id) ?? this.early.get(id) ?? {};
-      if (l.eventName === "SentOrderUnlock") f.unlockBeneficiary = getAddress(l.args.beneficiary);
-      else f.cancelSent = true;
+      if (l.eventName === "SentOrderUnlock") f.unlockBeneficiary = bytesToEvmAddress(l.args.beneficiary);
+      else {
+        f.cancelSent = true;
+        const b = l.args.cancelBeneficiary;
+        f.cancelBeneficiary = size(b) === 20 ? bytesToEvmAddress(b) : (b.toLowerCase() as Hex);
+      }
       if (!this.facts.has(id)) this.early.set(id, f);
     }
   }
 }
 
-function normalize(o: BridgeOrder): BridgeOrder {
+/** The order with its bytes fields in lower case (ids and comparisons do not depend on how a log or a quote spelled them). */
+function normalize(o: DlnOrder): DlnOrder {
+  const low = (h: Hex) => h.toLowerCase() as Hex;
   return {
     ...o,
-    maker: getAddress(o.maker),
-    giveToken: getAddress(o.giveToken),
-    takeToken: getAddress(o.takeToken),
-    receiver: getAddress(o.receiver),
-    orderAuthorityDst: getAddress(o.orderAuthorityDst),
-    refundTo: getAddress(o.refundTo),
+    makerSrc: low(o.makerSrc),
+    giveTokenAddress: low(o.giveTokenAddress),
+    takeTokenAddress: low(o.takeTokenAddress),
+    receiverDst: low(o.receiverDst),
+    givePatchAuthoritySrc: low(o.givePatchAuthoritySrc),
+    orderAuthorityAddressDst: low(o.orderAuthorityAddressDst),
+    allowedTakerDst: low(o.allowedTakerDst),
+    allowedCancelBeneficiarySrc: low(o.allowedCancelBeneficiarySrc),
+    externalCall: low(o.externalCall),
   };
 }

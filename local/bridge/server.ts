@@ -1,9 +1,10 @@
 import { serve } from "@hono/node-server";
 import { Hono, type Context } from "hono";
-import { encodeFunctionData, getAddress, isAddress, type Hex } from "viem";
+import { encodeFunctionData, getAddress, isAddress, size, type Hex } from "viem";
 import { firstLine, logger } from "../../core/log.js";
-import { bridgeDestinationAbi, GIVE, TAKE } from "./abi.js";
+import { bridgeDestinationAbi, bytesToEvmAddress, DLN_SOLANA_CHAIN_ID, GIVE, TAKE } from "./abi.js";
 import { bridgeable, createTx, DlnError, errorBody, type CreateTxContext } from "./create-tx.js";
+import { coversSolanaRewards, messageValue, readGateFee, SOLANA_DIVIDER } from "./gate-fee.js";
 import { OrderBook, type BridgeChain } from "./orders.js";
 import { DEFAULT_TERMS, type QuoteTerms } from "./quote.js";
 
@@ -36,6 +37,12 @@ export type BridgeStandIn = {
 };
 
 const ID_RE = /^0x[0-9a-fA-F]{64}$/;
+/**
+ * The stand-in's execution fee of a cancel (the keeper's pay for claiming it on the source): one tenth of the gate's
+ * fixed fee, in the destination's native coin. DLN's API sets its own ("a small amount to cover the gas on the source
+ * chain … for keepers"); its real size is not documented.
+ */
+export const EXECUTION_FEE_DIVISOR = 10n;
 const log = logger("bridge-stand-in");
 
 /**
@@ -89,40 +96,71 @@ export function createBridgeApp(opts: BridgeStandInOptions, book: OrderBook, req
 
   app.get("/v1.0/dln/order/:id/cancel-tx", async (c) => {
     const f = await orderOf(c);
+    const o = f.order;
+    const solanaSource = o.giveChainId === BigInt(DLN_SOLANA_CHAIN_ID);
+    const dst = book.chain(o.takeChainId);
+    // A Solana-source order has no EVM source contract here: only the destination's state counts.
     const { give, take } = await book.statuses(f);
-    const dst = book.chain(f.order.takeChainId);
-    if (give !== GIVE.Created || take !== TAKE.NotSet || !dst?.bridgeDestination)
+    if ((!solanaSource && give !== GIVE.Created) || take !== TAKE.NotSet || !dst?.bridgeDestination)
       throw new DlnError(
         "ORDER_NOT_CANCELLABLE",
         `order ${f.orderId} cannot be cancelled: only an unfulfilled order created on the source can`,
       );
+    // DLN's API names the source authority as the cancel beneficiary: the refund goes there, not to srcChainRefundAddress
+    // (an order that binds its beneficiary, allowedCancelBeneficiarySrc, can only name that one).
+    const beneficiary = o.allowedCancelBeneficiarySrc !== "0x" ? o.allowedCancelBeneficiarySrc : o.givePatchAuthoritySrc;
+    const fee = await readGateFee(book.client(dst.chainId), dst.bridgeDestination, o.giveChainId);
+    const executionFee = fee.fixFee / EXECUTION_FEE_DIVISOR;
+    let data: Hex;
+    let value: bigint;
+    if (solanaSource) {
+      // DLN's Solana check counts rewards in 8-decimal units: the keeper's share rides as the claim_cancel reward.
+      const reward = (executionFee + SOLANA_DIVIDER - 1n) / SOLANA_DIVIDER;
+      value = messageValue(fee, reward * SOLANA_DIVIDER);
+      while (!coversSolanaRewards(fee, value, 0n, reward)) value += SOLANA_DIVIDER;
+      data = encodeFunctionData({
+        abi: bridgeDestinationAbi,
+        functionName: "sendSolanaOrderCancel",
+        args: [o, beneficiary, 0n, 0n, reward],
+      });
+    } else {
+      value = messageValue(fee, executionFee);
+      data = encodeFunctionData({
+        abi: bridgeDestinationAbi,
+        functionName: "sendEvmOrderCancel",
+        args: [o, bytesToEvmAddress(beneficiary), executionFee],
+      });
+    }
     return c.json({
       to: dst.bridgeDestination,
-      data: encodeFunctionData({ abi: bridgeDestinationAbi, functionName: "sendEvmOrderCancel", args: [f.order, f.orderId] }),
-      value: "0",
+      data,
+      value: String(value),
       chainId: dst.chainId,
-      from: f.order.orderAuthorityDst,
-      cancelBeneficiary: f.order.refundTo,
+      from: bytesToEvmAddress(o.orderAuthorityAddressDst),
+      cancelBeneficiary: size(beneficiary) === 20 ? bytesToEvmAddress(beneficiary) : beneficiary,
     });
   });
 
-  // DLN's order data (orderStruct in its field names).
+  // DLN's order data (orderStruct in its field names; 20-byte fields as checksummed addresses).
   app.get("/v1.0/dln/order/:id", async (c) => {
     const f = await orderOf(c);
     const o = f.order;
+    const party = (b: Hex) => (size(b) === 20 ? bytesToEvmAddress(b) : b);
     return c.json({
       orderId: f.orderId,
       status: await book.status(f.orderId),
       externalCallState: "NoExtCall",
       orderStruct: {
-        makerOrderNonce: Number(o.nonce),
-        makerSrc: o.maker,
-        giveOffer: { chainId: Number(o.giveChainId), tokenAddress: o.giveToken, amount: String(o.giveAmount) },
-        receiverDst: o.receiver,
-        takeOffer: { chainId: Number(o.takeChainId), tokenAddress: o.takeToken, amount: String(o.takeAmount) },
-        givePatchAuthoritySrc: o.refundTo,
-        orderAuthorityAddressDst: o.orderAuthorityDst,
-        allowedCancelBeneficiarySrc: o.refundTo,
+        makerOrderNonce: Number(o.makerOrderNonce),
+        makerSrc: party(o.makerSrc),
+        giveOffer: { chainId: Number(o.giveChainId), tokenAddress: party(o.giveTokenAddress), amount: String(o.giveAmount) },
+        receiverDst: party(o.receiverDst),
+        takeOffer: { chainId: Number(o.takeChainId), tokenAddress: party(o.takeTokenAddress), amount: String(o.takeAmount) },
+        givePatchAuthoritySrc: party(o.givePatchAuthoritySrc),
+        orderAuthorityAddressDst: party(o.orderAuthorityAddressDst),
+        allowedTakerDst: o.allowedTakerDst === "0x" ? null : party(o.allowedTakerDst),
+        allowedCancelBeneficiarySrc: o.allowedCancelBeneficiarySrc === "0x" ? null : party(o.allowedCancelBeneficiarySrc),
+        externalCall: null,
       },
       ...(f.createdTx ? { srcChainTxHash: f.createdTx } : {}),
     });

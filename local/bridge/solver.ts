@@ -4,6 +4,7 @@ import {
   http,
   maxUint256,
   parseEther,
+  size,
   zeroAddress,
   type Abi,
   type Address,
@@ -14,20 +15,27 @@ import {
 import { testTokenAbi } from "../../abis/TestToken.js";
 import { viemChain } from "../../chains/clients.js";
 import { firstLine, logger } from "../../core/log.js";
-import { bridgeDestinationAbi, bridgeSourceAbi, GIVE, TAKE, type BridgeOrder } from "./abi.js";
+import { bridgeDestinationAbi, bridgeSourceAbi, bytesToEvmAddress, GIVE, TAKE, type DlnOrder } from "./abi.js";
+import { messageValue, readGateFee } from "./gate-fee.js";
 import { OrderBook, type BridgeChain, type OrderFacts } from "./orders.js";
 
-// The local solver: fulfils orders on the destination chain from its own balance, asks for its escrow back, and,
-// as the source contracts' `messenger`, relays the destinations' SentOrderUnlock -> claimUnlock and
-// SentOrderCancel -> claimCancel (what deBridge's cross-chain messaging does on real chains). Local chains only:
-// it mints test tokens to itself and tops its native balance up with anvil_setBalance.
+// The local solver: fulfils orders on the destination chain from its own balance, asks for its escrow back (paying the
+// destination gate's messaging fee, as a DLN taker does), and, as the source contracts' `messenger`, relays the
+// destinations' SentOrderUnlock -> claimUnlock(orderId, beneficiary) and SentOrderCancel -> claimCancel(orderId,
+// cancelBeneficiary) (what deBridge's cross-chain messaging does on real chains). Orders from a chain it has no
+// BridgeSource on (Solana, 7565164) are left alone. Local chains only: it mints test tokens to itself
+// and tops its native balance up with anvil_setBalance.
+
+/** DLN's order, with its receiver as an EVM address for convenience (every local destination is an EVM chain). */
+export type SolverOrder = DlnOrder & { receiver: Address };
+const withReceiver = (o: DlnOrder): SolverOrder => ({ ...o, receiver: bytesToEvmAddress(o.receiverDst) });
 
 export type SolverOptions = {
   chains: BridgeChain[];
   /** The solver's account: the taker on destinations and the messenger of every BridgeSource. */
   account: PrivateKeyAccount;
   /** Orders to leave unfilled (they stay Created until cancelled); cancels and unlocks are relayed regardless. */
-  skip?: (order: BridgeOrder, orderId: Hex) => boolean;
+  skip?: (order: SolverOrder, orderId: Hex) => boolean;
   /** Pause between two rounds (default 500 ms). */
   intervalMs?: number;
 };
@@ -106,44 +114,51 @@ export function startSolver(opts: SolverOptions): Solver {
     const chainId = dst.chainId;
     const pub = book.client(chainId);
     const destination = dst.bridgeDestination!;
-    if (o.takeToken === zeroAddress) {
+    const takeToken = bytesToEvmAddress(o.takeTokenAddress);
+    if (takeToken === zeroAddress) {
       await ensureGas(chainId, o.takeAmount);
     } else {
       await ensureGas(chainId);
-      const token = o.takeToken;
       const [balance, allowance] = await Promise.all([
-        pub.readContract({ address: token, abi: testTokenAbi, functionName: "balanceOf", args: [me] }) as Promise<bigint>,
-        pub.readContract({ address: token, abi: testTokenAbi, functionName: "allowance", args: [me, destination] }) as Promise<bigint>,
+        pub.readContract({ address: takeToken, abi: testTokenAbi, functionName: "balanceOf", args: [me] }) as Promise<bigint>,
+        pub.readContract({ address: takeToken, abi: testTokenAbi, functionName: "allowance", args: [me, destination] }) as Promise<bigint>,
       ]);
       const prep: Promise<unknown>[] = [];
       if (balance < o.takeAmount) {
-        const decimals = dst.tokens.find((t) => t.address.toLowerCase() === token.toLowerCase())?.decimals ?? 18;
+        const decimals = dst.tokens.find((t) => t.address.toLowerCase() === takeToken.toLowerCase())?.decimals ?? 18;
         const amount = o.takeAmount + TOPUP_UNITS * 10n ** BigInt(decimals);
-        prep.push(send(chainId, { address: token, abi: testTokenAbi as Abi, functionName: "mint", args: [me, amount] }));
+        prep.push(send(chainId, { address: takeToken, abi: testTokenAbi as Abi, functionName: "mint", args: [me, amount] }));
       }
       if (allowance < o.takeAmount)
-        prep.push(send(chainId, { address: token, abi: testTokenAbi as Abi, functionName: "approve", args: [destination, maxUint256] }));
+        prep.push(
+          send(chainId, { address: takeToken, abi: testTokenAbi as Abi, functionName: "approve", args: [destination, maxUint256] }),
+        );
       await Promise.all(prep);
     }
     await send(chainId, {
       address: destination,
       abi: bridgeDestinationAbi,
       functionName: "fulfillOrder",
-      args: [o, f.orderId],
-      value: o.takeToken === zeroAddress ? o.takeAmount : undefined,
+      args: [o, o.takeAmount, f.orderId, "0x", me],
+      value: takeToken === zeroAddress ? o.takeAmount : undefined,
     });
     mine.add(f.orderId);
-    log.info({ orderId: f.orderId, chainId, receiver: o.receiver, amount: String(o.takeAmount) }, "fulfilled");
+    log.info({ orderId: f.orderId, chainId, receiver: o.receiverDst, amount: String(o.takeAmount) }, "fulfilled");
     await unlock(f);
   };
 
+  /** sendEvmUnlock to the solver itself, paying the destination gate's messaging fee (no execution fee: it claims itself). */
   const unlock = async (f: OrderFacts) => {
     const dst = book.chain(f.order.takeChainId)!;
+    const fee = await readGateFee(book.client(dst.chainId), dst.bridgeDestination!, f.order.giveChainId);
+    const value = messageValue(fee, 0n);
+    await ensureGas(dst.chainId, value);
     await send(dst.chainId, {
       address: dst.bridgeDestination!,
       abi: bridgeDestinationAbi,
       functionName: "sendEvmUnlock",
-      args: [f.orderId, me],
+      args: [f.orderId, me, 0n],
+      value,
     });
   };
 
@@ -151,31 +166,32 @@ export function startSolver(opts: SolverOptions): Solver {
     const src = book.chain(f.order.giveChainId)!;
     if (!(await isMessenger(src.chainId))) return;
     await ensureGas(src.chainId);
-    if (how === "unlock")
-      await send(src.chainId, {
-        address: src.bridgeSource!,
-        abi: bridgeSourceAbi,
-        functionName: "claimUnlock",
-        args: [f.orderId, f.unlockBeneficiary!],
-      });
-    else await send(src.chainId, { address: src.bridgeSource!, abi: bridgeSourceAbi, functionName: "claimCancel", args: [f.orderId] });
-    log.info({ orderId: f.orderId, chainId: src.chainId }, how === "unlock" ? "unlock claimed" : "cancel claimed");
+    const beneficiary = how === "unlock" ? f.unlockBeneficiary! : (f.cancelBeneficiary as Address);
+    await send(src.chainId, {
+      address: src.bridgeSource!,
+      abi: bridgeSourceAbi,
+      functionName: how === "unlock" ? "claimUnlock" : "claimCancel",
+      args: [f.orderId, beneficiary],
+    });
+    log.info({ orderId: f.orderId, chainId: src.chainId, beneficiary }, how === "unlock" ? "unlock claimed" : "cancel claimed");
   };
 
   /** What to do for an order now, from its on-chain statuses (the events only say which orders may need something). */
   const step = async (f: OrderFacts) => {
     const src = book.chain(f.order.giveChainId);
     const dst = book.chain(f.order.takeChainId);
+    // Both ends local EVM chains (a Solana-source order has no BridgeSource here to claim from).
     if (!src?.bridgeSource || !dst?.bridgeDestination) return;
     const taker = f.taker ?? (mine.has(f.orderId) ? me : undefined);
-    const skipped = opts.skip?.(f.order, f.orderId) ?? false;
+    const skipped = opts.skip?.(withReceiver(f.order), f.orderId) ?? false;
     const mayAct = f.unlockBeneficiary || f.cancelSent || taker === me || (!taker && !skipped);
     if (!mayAct) return;
     const { give, take } = await book.statuses(f);
     if (give === GIVE.Created && take === TAKE.NotSet && !skipped) await fulfil(f);
     else if (take === TAKE.Fulfilled && taker === me) await unlock(f);
     else if (give === GIVE.Created && take === TAKE.SentUnlock && f.unlockBeneficiary) await claim(f, "unlock");
-    else if (give === GIVE.Created && take === TAKE.SentCancel) await claim(f, "cancel");
+    else if (give === GIVE.Created && take === TAKE.SentCancel && f.cancelBeneficiary && size(f.cancelBeneficiary) === 20)
+      await claim(f, "cancel");
   };
 
   /** Approves every token of every destination once up front, so the first order is one transaction quicker. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Config } from "../../core/config.js";
 import { Conflict, DomainError, Invalid, Unavailable } from "../../core/errors.js";
 import { logger } from "../../core/log.js";
+import { DLN_SOLANA_CHAIN_ID } from "./dln-order.js";
 import {
   PROVIDER_ORDER_STATUSES,
   type BridgeCancelTx,
@@ -57,9 +58,10 @@ export const createTxResponse = z.object({
     srcChainTokenOut: token.extend({ maxRefundAmount: uint.optional() }).optional(),
     dstChainTokenOut: token,
   }),
+  // A Solana source's tx is `{data}` only: 0x-hex of an unsigned VersionedTransaction.
   tx: z
     .object({
-      to: z.string(),
+      to: z.string().optional(),
       data: hex,
       value: uint.default("0"),
       allowanceTarget: z.string().optional(),
@@ -279,15 +281,22 @@ function toQuote(r: z.output<typeof createTxResponse>): BridgeQuote {
     preSwap: out !== undefined && out.address.toLowerCase() !== src.address.toLowerCase(),
     fixFee: BigInt(r.fixFee),
     estimatedFulfillmentSeconds: r.order?.approximateFulfillmentDelay ?? null,
-    tx: r.tx
-      ? {
-          to: r.tx.to,
-          data: r.tx.data,
-          value: BigInt(r.tx.value),
-          allowanceTarget: r.tx.allowanceTarget ?? null,
-          allowanceValue: r.tx.allowanceValue !== undefined ? BigInt(r.tx.allowanceValue) : null,
-        }
-      : null,
+    tx: txOf(src.chainId, r.tx),
+  };
+}
+
+/** The payer's transaction as DLN wrote it: Solana's is `{data}` only; an EVM one without `to` is no transaction. */
+function txOf(srcChainId: number, tx: z.output<typeof createTxResponse>["tx"]): BridgeTx | null {
+  if (!tx) return null;
+  if (srcChainId === DLN_SOLANA_CHAIN_ID) return { kind: "solana", data: tx.data };
+  if (tx.to === undefined) return null;
+  return {
+    kind: "evm",
+    to: tx.to,
+    data: tx.data,
+    value: BigInt(tx.value),
+    allowanceTarget: tx.allowanceTarget ?? null,
+    allowanceValue: tx.allowanceValue !== undefined ? BigInt(tx.allowanceValue) : null,
   };
 }
 

@@ -13,6 +13,16 @@ import { bridgeOrderInFlight, ORDER_IN_FLIGHT } from "./guard.js";
 import { BRIDGE_UNAVAILABLE, bridgeFromConfig } from "./dln.js";
 import type { BridgeProvider, BridgeQuote, ProviderOrderStatus } from "./provider.js";
 import { QuoteCache } from "./quote-cache.js";
+import {
+  isSolanaSignature,
+  latestBlockhash,
+  SOLANA_CHAIN_ID,
+  SOLANA_OFF,
+  solanaHoldings,
+  type SolanaHoldings,
+  withBlockhash,
+} from "./solana.js";
+import { isSolanaAddress } from "../../chains/solana.js";
 import { ORDER_TRANSITIONS, transitionOrder, type BridgeOrderRow, type BridgeOrderStatus } from "./transition.js";
 
 /**
@@ -43,6 +53,11 @@ export type PaymentExpiry = (client: pg.PoolClient, paymentId: string, byMs: num
 /** The deps of what may move an order out of `quoted`. */
 export type OrderDeps = BridgeDeps & { extendPaymentExpiry: PaymentExpiry };
 
+const INVALID_TOKEN = "Invalid source token address";
+const INVALID_PAYER = "Invalid payer address";
+const ADDRESS_RE = /^(0x[0-9a-fA-F]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$/;
+const EVM_RE = /^0x[0-9a-fA-F]{40}$/;
+
 /** GET /api/payments/{paymentId}/bridge/quote `?srcChainId&srcToken[&payer]`. */
 export const bridgeQuoteQuery = z.object({
   srcChainId: z
@@ -51,21 +66,18 @@ export const bridgeQuoteQuery = z.object({
     .min(1, REQUIRED)
     .regex(/^[0-9]{1,15}$/, "srcChainId must be a number")
     .transform(Number),
-  srcToken: z
-    .string({ error: REQUIRED })
-    .trim()
-    .min(1, REQUIRED)
-    .regex(/^0x[0-9a-fA-F]{40}$/, "Invalid source token address"),
-  payer: z
-    .string()
-    .trim()
-    .regex(/^0x[0-9a-fA-F]{40}$/, "Invalid payer address")
-    .optional(),
+  // An EVM address, or for Solana (srcChainId 7565164) a base58 key: which one is checked against srcChainId after.
+  srcToken: z.string({ error: REQUIRED }).trim().min(1, REQUIRED).regex(ADDRESS_RE, INVALID_TOKEN),
+  payer: z.string().trim().regex(ADDRESS_RE, INVALID_PAYER).optional(),
 });
 
-/** POST /api/payments/{paymentId}/bridge/orders `{txHash}`. */
+/** POST /api/payments/{paymentId}/bridge/orders `{txHash}`: an EVM transaction hash, or a Solana signature (base58, 64 bytes). */
 export const bridgeOrderBody = z.object(
-  { txHash: z.string({ error: "txHash is required" }).regex(/^0x[0-9a-fA-F]{64}$/, "Invalid transaction hash") },
+  {
+    txHash: z
+      .string({ error: "txHash is required" })
+      .refine((v) => /^0x[0-9a-fA-F]{64}$/.test(v) || isSolanaSignature(v), "Invalid transaction hash"),
+  },
   { error: "txHash is required" },
 );
 
@@ -77,7 +89,13 @@ export type BridgeStart = { srcChainId: number; srcToken: string; payer?: string
  */
 export function readBridgeQuoteQuery(q: Record<string, string | undefined>): BridgeStart {
   const parsed = bridgeQuoteQuery.safeParse(q);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    // Solana's tokens and payers are base58 keys, every other source's are EVM addresses.
+    const ok = parsed.data.srcChainId === SOLANA_CHAIN_ID ? isSolanaAddress : (v: string) => EVM_RE.test(v);
+    if (!ok(parsed.data.srcToken)) throw new Invalid(INVALID_TOKEN);
+    if (parsed.data.payer !== undefined && !ok(parsed.data.payer)) throw new Invalid(INVALID_PAYER);
+    return parsed.data;
+  }
   const issues = parsed.error.issues;
   throw new Invalid((issues.find((i) => i.message === REQUIRED) ?? firstIssue(issues, Object.keys(bridgeQuoteQuery.shape))).message);
 }
@@ -88,7 +106,8 @@ export function readBridgeQuoteQuery(q: Record<string, string | undefined>): Bri
  */
 export function readBridgeOrderBody(body: unknown): { txHash: string } {
   const parsed = bridgeOrderBody.safeParse(body);
-  if (parsed.success) return { txHash: parsed.data.txHash.toLowerCase() };
+  // A Solana signature is base58: its case is part of it.
+  if (parsed.success) return { txHash: parsed.data.txHash.startsWith("0x") ? parsed.data.txHash.toLowerCase() : parsed.data.txHash };
   throw new Invalid(firstIssue(parsed.error.issues, ["txHash"]).message);
 }
 
@@ -147,15 +166,18 @@ function quoteView(p: PaymentRow, q: BridgeQuote, ageMs: number) {
     /** Flat protocol fee in the source chain's native coin (wei), included in `tx.value`. */
     fixFee: q.fixFee.toString(),
     estimatedFulfillmentSeconds: q.estimatedFulfillmentSeconds,
-    tx: q.tx
-      ? {
-          to: q.tx.to,
-          data: q.tx.data,
-          value: q.tx.value.toString(),
-          allowanceTarget: q.tx.allowanceTarget,
-          allowanceValue: q.tx.allowanceValue?.toString() ?? null,
-        }
-      : null,
+    tx: !q.tx
+      ? null
+      : q.tx.kind === "solana"
+        ? { kind: "solana" as const, data: q.tx.data }
+        : {
+            kind: "evm" as const,
+            to: q.tx.to,
+            data: q.tx.data,
+            value: q.tx.value.toString(),
+            allowanceTarget: q.tx.allowanceTarget,
+            allowanceValue: q.tx.allowanceValue?.toString() ?? null,
+          },
     expiresAt: p.expires_at.getTime(),
     /** How old the quote is (ms): a repeated question is answered from the cache (quote-cache.ts) for 15 s. */
     quoteAgeMs: ageMs,
@@ -199,9 +221,11 @@ export async function startBridgePayment(
     dstToken: p.token_address,
     dstAmount: remaining,
   };
-  const payer = input.payer ? getAddress(input.payer) : undefined;
+  const solana = req.srcChainId === SOLANA_CHAIN_ID;
+  if (solana && !deps.config.SOLANA_RPC_URL) throw new Unavailable(SOLANA_OFF);
+  const payer = !input.payer ? undefined : solana ? input.payer : getAddress(input.payer);
   // What is still due is part of the key: a partial payment meanwhile asks anew.
-  const key = [p.id, req.srcChainId, req.srcToken.toLowerCase(), remaining, payer ?? ""].join(":");
+  const key = [p.id, req.srcChainId, solana ? req.srcToken : req.srcToken.toLowerCase(), remaining, payer ?? ""].join(":");
   const { value: q, at } = await quotes.get(key, deps.now(), async () => {
     await spendProviderRequest(take, deps.config, "create-tx", p.id);
     if (!payer) return checked(await bridge.quote(req), req);
@@ -209,6 +233,8 @@ export async function startBridgePayment(
   });
   const ageMs = Math.max(0, deps.now() - at);
   if (!payer) return quoteView(p, q, ageMs);
+  // DLN's Solana transaction carries a blockhash that is old by the time the payer signs: every answer gets the latest.
+  const fresh = q.tx?.kind === "solana" ? { ...q, tx: { ...q.tx, data: withBlockhash(q.tx.data, await latestBlockhash(deps.config)) } } : q;
   const now = new Date(deps.now());
   // An id the provider already gave another payment is refused: the row (and its order) stays theirs.
   const { rows: saved } = await deps.db.pool.query<{ payment_id: string }>(
@@ -220,7 +246,7 @@ export async function startBridgePayment(
       q.orderId,
       p.id,
       req.srcChainId,
-      getAddress(q.srcToken.address),
+      solana ? q.srcToken.address : getAddress(q.srcToken.address),
       q.srcToken.amount.toString(),
       payer,
       p.chain_id,
@@ -235,7 +261,7 @@ export async function startBridgePayment(
     ],
   );
   if (saved[0]?.payment_id !== p.id) throw new Conflict(ORDER_OF_ANOTHER);
-  return quoteView(p, q, ageMs);
+  return quoteView(p, fresh, ageMs);
 }
 
 /** The provider quoted what was asked (chains, tokens, the exact amount out), or Unavailable. */
@@ -243,7 +269,8 @@ function checked<Q extends BridgeQuote>(
   q: Q,
   req: { srcChainId: number; srcToken: string; dstChainId: number; dstToken: string; dstAmount: bigint },
 ): Q {
-  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  // EVM addresses compare case-insensitively, base58 keys exactly.
+  const same = (a: string, b: string) => (a.startsWith("0x") ? a.toLowerCase() === b.toLowerCase() : a === b);
   const ok =
     q.srcToken.chainId === req.srcChainId &&
     same(q.srcToken.address, req.srcToken) &&
@@ -314,7 +341,8 @@ export async function reportBridgeTx(
   await paymentOf(deps, paymentId);
   const { bridge } = bridgeOf(deps);
   await spendProviderRequest(take, deps.config, "order-ids");
-  const ids = await bridge.orderIdsOfTx(txHash);
+  let ids = await bridge.orderIdsOfTx(txHash);
+  if (!ids.length && !txHash.startsWith("0x")) ids = await solanaOrderFallback(deps, bridge, paymentId);
   if (!ids.length) throw new Conflict("No bridge order found in this transaction yet");
   const { rows } = await deps.db.pool.query<BridgeOrderRow>(`SELECT * FROM bridge_orders WHERE id = ANY($1::text[]) AND payment_id = $2`, [
     ids.map((x) => x.toLowerCase()),
@@ -324,6 +352,43 @@ export async function reportBridgeTx(
   // The report only says the order was created: it moves orders still `quoted`, never one the poll has moved since.
   for (const o of rows) if (o.status === "quoted") await applyProviderStatus(deps, o, "Created", { txHash });
   return paymentOrders(deps, paymentId);
+}
+
+/** GET /api/payments/{paymentId}/bridge/holdings `?srcChainId=7565164&owner=<base58>`. */
+export const bridgeHoldingsQuery = z.object({
+  srcChainId: z.literal(String(SOLANA_CHAIN_ID), { error: `srcChainId must be ${SOLANA_CHAIN_ID}` }),
+  owner: z.string({ error: "owner is required" }).refine(isSolanaAddress, "Invalid owner address"),
+});
+
+/**
+ * A Solana payer's balances of the tokens the page offers (and SOL for fees), for an open payment: the wallet has no
+ * read API and the RPC URL stays on the server. Throws NotFound, Invalid, Unavailable (no SOLANA_RPC_URL, RPC down).
+ * @example (await bridgeHoldings(deps, paymentId, { srcChainId: "7565164", owner })).tokens[0].units // "25000000"
+ */
+export async function bridgeHoldings(
+  deps: BridgeDeps,
+  paymentId: string,
+  query: Record<string, string | undefined>,
+): Promise<SolanaHoldings> {
+  const q = bridgeHoldingsQuery.safeParse(query);
+  if (!q.success) throw new Invalid(firstIssue(q.error.issues, ["srcChainId", "owner"]).message);
+  const p = await paymentOf(deps, paymentId);
+  if (p.status !== "pending") throw new Conflict(NOT_AWAITING);
+  return solanaHoldings(deps.config, q.data.owner);
+}
+
+/**
+ * For a Solana signature DLN does not (yet) map to orders: the payment's latest quoted Solana order, if DLN knows it
+ * as placed. deBridge documents order-ids by transaction hash; by Solana signature it is not documented, so the
+ * order the payer was just given is asked about directly (one request more).
+ */
+async function solanaOrderFallback(deps: BridgeDeps, bridge: BridgeProvider, paymentId: string): Promise<string[]> {
+  const { rows } = await deps.db.pool.query<{ id: string }>(
+    `SELECT id FROM bridge_orders WHERE payment_id = $1 AND src_chain_id = $2 AND status = 'quoted' ORDER BY created_at DESC LIMIT 1`,
+    [paymentId, SOLANA_CHAIN_ID],
+  );
+  if (!rows[0]) return [];
+  return (await bridge.orderStatus(rows[0].id)) === "None" ? [] : [rows[0].id];
 }
 
 /**

@@ -6,10 +6,14 @@ import type { AppDeps } from "../../core/deps.js";
 import { Conflict, isDomainError } from "../../core/errors.js";
 import { logger } from "../../core/log.js";
 import { GasEstimateError, txSender, type TxOutcome } from "../../chains/tx-sender.js";
+import { parsePrice18 } from "../../core/money.js";
 import { withTransaction } from "../../db/client.js";
+import { resolveNativePriceUsd } from "../pricing/index.js";
 import { bridgeAuthority } from "./authority.js";
-import { cancelRefusal } from "./cancel-check.js";
+import { checkCancelTx } from "./cancel-check.js";
+import { cancelValueRefusal, readMessagingFee } from "./cancel-fee.js";
 import { bridgeFromConfig } from "./dln.js";
+import { SOLANA_CHAIN_ID, solanaKeyHex } from "./solana.js";
 import { applyProviderStatus, type PaymentExpiry } from "./orders.js";
 import type { BridgeProvider } from "./provider.js";
 import { LIVE, transitionOrder, type BridgeOrderRow } from "./transition.js";
@@ -55,8 +59,9 @@ export type BridgePassStats = { adopted: number; moved: number; cancelsSent: num
  * 4. auto-cancel: an order still `created` 5 minutes after it was placed (deps.now()) gets the provider's cancel
  *    transaction, sent on the destination chain by the service's order authority; `cancel_sent` until the provider
  *    reports ClaimedOrderCancel (the escrow refunded to the payer on the source), then `cancelled`. The provider's
- *    cancel transaction is signed only if it calls sendEvmOrderCancel on the chain's configured bridge destination
- *    within BRIDGE_CANCEL_MAX_VALUE_WEI (cancel-check.ts); an error on one order is noted on it and the pass goes on.
+ *    cancel transaction is signed only if it is DLN's cancel of this very order, refunding the payer, on the chain's
+ *    bridge destination (cancel-check.ts), carrying deBridge's messaging fee read on chain plus at most
+ *    BRIDGE_CANCEL_MAX_EXECUTION_FEE_USD (cancel-fee.ts); an error on one order is noted on it and the pass goes on.
  * Without BRIDGE_API_URL it does nothing.
  * @example await runBridgeOrders(deps); // { adopted: 0, moved: 1, cancelsSent: 0 }
  */
@@ -189,12 +194,17 @@ async function cancelOne(
     return false;
   }
   // Never sign what is not this order's cancel by our authority, to the bridge contract of its destination chain.
-  const refusal = cancelRefusal(cancel, {
+  const chain = deps.chains.find((c) => c.chainId === o.dst_chain_id);
+  const checked = checkCancelTx(cancel, {
     chainId: o.dst_chain_id,
     authority: authority.address,
-    destination: deps.chains.find((c) => c.chainId === o.dst_chain_id)?.bridgeDestination,
-    maxValue: deps.config.BRIDGE_CANCEL_MAX_VALUE_WEI,
+    destination: chain?.bridgeDestination,
+    orderId: o.id,
+    srcChainId: o.src_chain_id,
+    // A Solana payer is named by its key's 32 bytes in DLN's cancel.
+    payer: o.src_chain_id === SOLANA_CHAIN_ID ? solanaKeyHex(o.payer) : o.payer,
   });
+  const refusal = typeof checked === "string" ? checked : await valueRefusal(deps, o, cancel.value, chain!, now);
   if (refusal) {
     log().warn({ orderId: o.id, refusal }, "bridge cancel-tx refused");
     await note(refusal);
@@ -220,7 +230,7 @@ async function cancelOne(
             cancel_raw_tx: signed.rawTx,
             cancel_nonce: signed.nonce,
             cancel_tx_status: "signed",
-            refund_to: cancel.cancelBeneficiary,
+            refund_to: o.src_chain_id === SOLANA_CHAIN_ID ? o.payer : (checked as { beneficiary: string }).beneficiary,
             error: null,
           },
           now,
@@ -240,6 +250,33 @@ async function cancelOne(
     await note(`cancel would revert: ${e.message.split("\n")[0]}`);
     return false;
   }
+}
+
+/**
+ * Why a cancel's value must not be sent, or null: deBridge's messaging fee of the destination chain's gate (read on
+ * chain), plus at most BRIDGE_CANCEL_MAX_EXECUTION_FEE_USD at the native price (without a price: at most the fee again).
+ */
+async function valueRefusal(
+  deps: AppDeps,
+  o: BridgeOrderRow,
+  value: bigint,
+  chain: AppDeps["chains"][number],
+  now: number,
+): Promise<string | null> {
+  const client = deps.clients.get(chain.chainId);
+  if (!client || !chain.bridgeDestination) return `no RPC for destination chain ${chain.chainId}: cannot cancel`;
+  let fee;
+  try {
+    fee = await readMessagingFee(client, chain.bridgeDestination, o.src_chain_id, now);
+  } catch (e) {
+    if (!isDomainError(e)) throw e;
+    return e.message;
+  }
+  const usd18 = parsePrice18(deps.config.BRIDGE_CANCEL_MAX_EXECUTION_FEE_USD);
+  const price = await resolveNativePriceUsd(deps, chain.chainId, undefined, { cached: true }).catch(() => null);
+  const maxExtra = price ? (usd18 * 10n ** 18n) / price.priceUsd18 : fee.fixFee;
+  const ceiling = chain.bridgeCancelMaxValueWei === undefined ? undefined : { wei: chain.bridgeCancelMaxValueWei, chainId: chain.chainId };
+  return cancelValueRefusal(value, fee, maxExtra, ceiling);
 }
 
 async function reconcileCancels(deps: AppDeps, authority: PrivateKeyAccount) {

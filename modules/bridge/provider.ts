@@ -13,8 +13,13 @@
 /** A token side of a quote. */
 export type BridgeTokenAmount = { address: string; chainId: number; decimals: number; symbol: string; amount: bigint };
 
-/** The transaction the payer signs on the source chain (EVM). Approve `allowanceTarget ?? to` for the token amount first. */
-export type BridgeTx = { to: string; data: string; value: bigint; allowanceTarget: string | null; allowanceValue: bigint | null };
+/**
+ * The transaction the payer signs on the source chain. EVM: approve `allowanceTarget ?? to` for the token amount first.
+ * Solana (DLN's 7565164): `data` is 0x-hex of an unsigned VersionedTransaction, signed and sent by the payer's wallet.
+ */
+export type BridgeTx =
+  | { kind: "evm"; to: string; data: string; value: bigint; allowanceTarget: string | null; allowanceValue: bigint | null }
+  | { kind: "solana"; data: string };
 
 export type BridgeQuote = {
   /** Deterministic id of the order the `tx` creates; null for an estimation (no tx). */
@@ -50,7 +55,7 @@ export type QuoteRequest = {
 export type OrderTxRequest = QuoteRequest & {
   /** The payment's recipient address on the destination chain. */
   recipient: string;
-  /** The payer's wallet: sender, source-chain order authority and refund address. */
+  /** The payer's wallet (an EVM address, or a Solana base58 key): sender, source-chain order authority and refund address. */
   payer: string;
   /** Our order authority on the destination chain: the only one who may cancel. */
   dstAuthority: string;

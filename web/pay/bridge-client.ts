@@ -2,6 +2,7 @@ import { createStore, type EIP6963ProviderDetail } from "mipd";
 import type { BridgeOrderView, BridgeQuoteView } from "../../modules/bridge/index.js";
 import type { PayerStage, PublicPaymentView } from "../../modules/payments/index.js";
 import type { BridgeSourceChain, BridgeSourceToken, PayerBridgeState } from "./bridge-types.js";
+import { watchSolanaWallets, type SolanaWallet } from "./solana-wallets.js";
 import { BRIDGE_STAGES, BRIDGE_TEXT as T, fill, type BridgeStage } from "./texts.js";
 import {
   USER_REJECTED,
@@ -18,7 +19,7 @@ import {
 
 /**
  * "Pay with another token or network" on the payer page (bundled into pay.js by client.ts): finds the browser's
- * wallets (EIP-6963 through mipd), connects one, lists the tokens it holds on the other networks the service knows
+ * wallets (EIP-6963 through mipd; Solana wallets through the Wallet Standard, solana-wallets.ts), connects one, lists the tokens it holds on the other networks the service knows
  * (balanceOf through the wallet after switching network), quotes the chosen one (GET …/bridge/quote), approves the
  * bridge and sends the order transaction through the wallet, reports it (POST …/bridge/orders), then follows the
  * order (GET …/bridge/orders) and the payment (client.ts's polls) to completion. Stages, in `data-stage` of the
@@ -34,7 +35,7 @@ export type BridgeUi = {
 
 type Source = { chain: BridgeSourceChain; token: BridgeSourceToken; balance: string };
 type Quote = { view: BridgeQuoteView; source: Source; at: number };
-type Followed = { id: string; symbol: string; chain: string; nativeSymbol: string | null };
+type Followed = { id: string; symbol: string; chain: string; nativeSymbol: string | null; nativeDecimals: number };
 /** idle: choosing; running: approving and sending; tracking: the order is placed; done: completed (or given up). */
 type Phase = "idle" | "running" | "tracking" | "done";
 
@@ -68,6 +69,25 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
   let phase: Phase = "idle";
   let busy = false;
   let wallet: WalletRpc | null = null;
+  /** A connected Solana wallet (instead of `wallet`): its balances come from …/bridge/holdings. */
+  let sol: { wallet: SolanaWallet; address: string } | null = null;
+  let evmWallets: readonly EIP6963ProviderDetail[] = [];
+  let solWallets: SolanaWallet[] = [];
+  /** Solana as a source chain of the page's lists (DLN's 7565164). */
+  const solChain: BridgeSourceChain | null = bridge.solana
+    ? {
+        chainId: bridge.solana.chainId,
+        name: bridge.solana.name,
+        nativeSymbol: bridge.solana.nativeSymbol,
+        tokens: bridge.solana.tokens.map((t) => ({
+          address: t.address,
+          symbol: t.symbol,
+          decimals: t.decimals,
+          native: false,
+          stable: t.stable,
+        })),
+      }
+    : null;
   let sources: Source[] = [];
   let quote: Quote | null = null;
   let quoteSeq = 0;
@@ -151,9 +171,27 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
 
   // --- wallets (EIP-6963)
 
-  function renderWallets(details: readonly EIP6963ProviderDetail[]) {
+  function renderWallets() {
+    const details = evmWallets;
     const box = $("bridge-wallets");
     box.textContent = "";
+    for (const w of solWallets) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "btn wallet";
+      b.setAttribute("data-testid", "bridge-wallet");
+      b.setAttribute("data-kind", "solana");
+      b.setAttribute("data-name", w.name);
+      if (/^data:image\//.test(w.icon)) {
+        const img = document.createElement("img");
+        img.src = w.icon;
+        img.alt = "";
+        b.appendChild(img);
+      }
+      b.appendChild(document.createTextNode(fill(T.solanaWallet, { wallet: w.name })));
+      b.addEventListener("click", () => void connectSolana(w));
+      box.appendChild(b);
+    }
     for (const d of details) {
       const b = document.createElement("button");
       b.type = "button";
@@ -171,7 +209,7 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
       b.addEventListener("click", () => void connect(d));
       box.appendChild(b);
     }
-    if (!details.length) {
+    if (!details.length && !solWallets.length) {
       const p = document.createElement("p");
       p.className = "sub";
       p.textContent = T.noWallet;
@@ -187,6 +225,7 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     try {
       const provider = d.provider as unknown as Eip1193;
       wallet = await WalletRpc.connect(provider);
+      sol = null;
       // Another account chosen in the wallet while the payer is still choosing: connect again (balances differ).
       if (provider.on && !watched.has(provider)) {
         watched.add(provider);
@@ -204,6 +243,44 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
       busy = false;
       setControls(true);
     }
+  }
+
+  async function connectSolana(w: SolanaWallet) {
+    if (busy) return;
+    busy = true;
+    setControls(false);
+    say("info", fill(T.connecting, { wallet: w.name }));
+    try {
+      const address = await w.connect();
+      sol = { wallet: w, address };
+      wallet = null;
+      const acct = $("bridge-account");
+      acct.textContent = fill(T.connected, { account: shortAddress(address), wallet: w.name });
+      acct.hidden = false;
+      await scanSolana(address);
+    } catch (e) {
+      sayError(e);
+    } finally {
+      busy = false;
+      setControls(true);
+    }
+  }
+
+  /** What a Solana wallet holds of the offered tokens, as the service reads it (the wallet has no read API). */
+  async function scanSolana(owner: string) {
+    sources = [];
+    quote = null;
+    say("info", fill(T.scanning, { chain: solChain!.name }));
+    const q = new URLSearchParams({ srcChainId: String(solChain!.chainId), owner });
+    const held = await api<{ tokens: { mint: string; units: string }[] }>(`/holdings?${q.toString()}`);
+    for (const token of solChain!.tokens) {
+      const h = held.tokens.filter((t) => t.mint === token.address)[0];
+      if (h && h.units !== "0") sources.push({ chain: solChain!, token, balance: h.units });
+    }
+    renderSources();
+    if (sources.length) say(null);
+    else say("info", T.noBalance);
+    setPhase("idle");
   }
 
   /** The tokens the wallet holds on each other network (the wallet switches network to read them). */
@@ -229,7 +306,9 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     setPhase("idle");
   }
 
-  const sourceKey = (s: Source) => `${s.chain.chainId}:${s.token.address.toLowerCase()}`;
+  // A base58 mint is case-sensitive; an EVM address is not.
+  const sourceKey = (s: Source) =>
+    `${s.chain.chainId}:${s.token.address.slice(0, 2) === "0x" ? s.token.address.toLowerCase() : s.token.address}`;
 
   function renderSources() {
     const sel = $("bridge-source") as HTMLSelectElement;
@@ -264,7 +343,8 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     quote = null;
     $("bridge-quote").hidden = true;
     say("info", T.quoting);
-    const q = new URLSearchParams({ srcChainId: String(source.chain.chainId), srcToken: source.token.address, payer: wallet!.account });
+    const payer = sol ? sol.address : wallet!.account;
+    const q = new URLSearchParams({ srcChainId: String(source.chain.chainId), srcToken: source.token.address, payer });
     const view = await api<BridgeQuoteView>(`/quote?${q.toString()}`);
     if (seq !== quoteSeq) return; // another choice since
     // A quote the service had asked for shortly before (its cache) is that much older already.
@@ -313,7 +393,7 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     const pay = $("bridge-pay") as HTMLButtonElement;
     pay.textContent = s.token.native ? T.payNative : T.pay;
     $("bridge-quote").hidden = false;
-    const need = s.token.native && v.tx ? v.tx.value : v.srcToken.units;
+    const need = s.token.native && v.tx && v.tx.kind === "evm" ? v.tx.value : v.srcToken.units;
     payable = atLeast(s.balance, need);
     if (!payable) {
       pay.disabled = true;
@@ -327,7 +407,7 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
   // --- approve, send, report
 
   async function pay() {
-    if (busy || !quote || !wallet) return;
+    if (busy || !quote || (!wallet && !sol)) return;
     busy = true;
     setControls(false);
     try {
@@ -336,7 +416,8 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
         if (quote) say("info", T.requoted);
         return;
       }
-      await run(wallet, quote);
+      if (sol) await runSolana(sol.wallet, quote);
+      else await run(wallet!, quote);
     } catch (e) {
       sayError(e);
     } finally {
@@ -348,7 +429,8 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
   async function run(w: WalletRpc, q: Quote) {
     const v = q.view;
     const s = q.source;
-    if (!v.tx || !v.orderId) throw new Error("the quote has no transaction");
+    const tx = v.tx;
+    if (!tx || tx.kind !== "evm" || !v.orderId) throw new Error("the quote has no transaction");
     setPhase("running");
     stage = null; // a new order after a cancelled or refused one starts the list again
     let step: BridgeStage = "approving";
@@ -362,8 +444,8 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
         throw new Error(fill(T.switchFailed, { chain: s.chain.name }));
       }
       if (!s.token.native) {
-        const spender = v.tx.allowanceTarget || v.tx.to;
-        const need = v.tx.allowanceValue || v.srcToken.units;
+        const spender = tx.allowanceTarget || tx.to;
+        const need = tx.allowanceValue || v.srcToken.units;
         if (!atLeast(await w.allowance(s.token.address, spender), need)) {
           const hash = await w.send({ to: s.token.address, data: approveData(spender, need) });
           if (!(await w.waitFor(hash))) throw new Error(fill(T.txFailed, { chain: s.chain.name }));
@@ -371,14 +453,37 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
       }
       step = "sending";
       setStage("sending");
-      const hash = await w.send({ to: v.tx.to, data: v.tx.data, value: v.tx.value });
+      const hash = await w.send({ to: tx.to, data: tx.data, value: tx.value });
       if (!(await w.waitFor(hash))) throw new Error(fill(T.txFailed, { chain: s.chain.name }));
-      followed = { id: v.orderId, symbol: s.token.symbol, chain: s.chain.name, nativeSymbol: s.chain.nativeSymbol };
+      followed = { id: v.orderId, symbol: s.token.symbol, chain: s.chain.name, nativeSymbol: s.chain.nativeSymbol, nativeDecimals: 18 };
       setStage("bridging");
       setPhase("tracking");
       void report(hash).then(follow);
     } catch (e) {
       setStage(step, true);
+      setPhase("idle");
+      throw e;
+    }
+  }
+
+  /** Solana: the wallet signs DLN's transaction (its blockhash refreshed by the service) and sends it; no approval. */
+  async function runSolana(w: SolanaWallet, q: Quote) {
+    const v = q.view;
+    const s = q.source;
+    const tx = v.tx;
+    if (!tx || tx.kind !== "solana" || !v.orderId) throw new Error("the quote has no transaction");
+    setPhase("running");
+    stage = null;
+    try {
+      say(null);
+      setStage("sending");
+      const signature = await w.signAndSend(tx.data);
+      followed = { id: v.orderId, symbol: s.token.symbol, chain: s.chain.name, nativeSymbol: s.chain.nativeSymbol, nativeDecimals: 9 };
+      setStage("bridging");
+      setPhase("tracking");
+      void report(signature).then(follow);
+    } catch (e) {
+      setStage("sending", true);
       setPhase("idle");
       throw e;
     }
@@ -429,11 +534,11 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
         break;
       case "cancel_sent":
         setStage("bridging", true);
-        say("bad", fill(T.cancelling, { refund: refundText(o, f.symbol, f.nativeSymbol), chain: f.chain }));
+        say("bad", fill(T.cancelling, { refund: refundText(o, f), chain: f.chain }));
         break;
       case "cancelled":
         setStage("bridging", true);
-        say("bad", fill(T.cancelled, { refund: refundText(o, f.symbol, f.nativeSymbol), chain: f.chain }));
+        say("bad", fill(T.cancelled, { refund: refundText(o, f), chain: f.chain }));
         followed = null;
         quote = null;
         // The payer may choose again (the refunded balance is back in the wallet).
@@ -452,11 +557,16 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
    * What a cancel gives back, as recorded from the quote: the exact amount in the token the order escrows (for a
    * pre-swapped input the reserve asset, usually USDC, not what was sent), and the creation fee in the native coin.
    */
-  function refundText(o: BridgeOrderView, sentSymbol: string, nativeSymbol: string | null): string {
+  function refundText(o: BridgeOrderView, f: Followed): string {
     const r = o.refund;
-    if (!r) return fill(T.yourTokens, { symbol: sentSymbol });
-    if (r.feeUnits === "0" || !nativeSymbol) return fill(T.refundAmount, { amount: r.amount, symbol: r.symbol });
-    return fill(T.refundWithFee, { amount: r.amount, symbol: r.symbol, fee: formatUnits(r.feeUnits, 18), native: nativeSymbol });
+    if (!r) return fill(T.yourTokens, { symbol: f.symbol });
+    if (r.feeUnits === "0" || !f.nativeSymbol) return fill(T.refundAmount, { amount: r.amount, symbol: r.symbol });
+    return fill(T.refundWithFee, {
+      amount: r.amount,
+      symbol: r.symbol,
+      fee: formatUnits(r.feeUnits, f.nativeDecimals),
+      native: f.nativeSymbol,
+    });
   }
 
   /** A page opened again while an order of the payment runs: follow it. */
@@ -464,13 +574,14 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     const { orders } = await api<{ orders: BridgeOrderView[] }>("/orders");
     const o = orders.find((x) => x.status !== "cancelled" && x.status !== "failed");
     if (!o || phase !== "idle") return;
-    const chain = bridge.chains.find((c) => c.chainId === o.srcChainId);
+    const chain = bridge.chains.concat(solChain ? [solChain] : []).find((c) => c.chainId === o.srcChainId);
     const token = chain && chain.tokens.find((t) => sameAddr(t.address, o.srcToken));
     followed = {
       id: o.orderId,
       symbol: token ? token.symbol : "tokens",
       chain: chain ? chain.name : `chain ${o.srcChainId}`,
       nativeSymbol: chain ? chain.nativeSymbol : null,
+      nativeDecimals: chain === solChain && bridge.solana ? bridge.solana.nativeDecimals : 18,
     };
     setStage("bridging");
     setPhase("tracking");
@@ -496,7 +607,18 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
   $("bridge-pay").addEventListener("click", () => void pay());
 
   const store = createStore();
-  store.subscribe((details) => renderWallets(details), { emitImmediately: true });
+  store.subscribe(
+    (details) => {
+      evmWallets = details;
+      renderWallets();
+    },
+    { emitImmediately: true },
+  );
+  if (bridge.solana)
+    watchSolanaWallets(bridge.solana.walletChain, (ws) => {
+      solWallets = ws;
+      renderWallets();
+    });
   setPhase("idle");
   resume().catch(() => {});
 

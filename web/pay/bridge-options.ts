@@ -2,7 +2,8 @@ import { findToken, type ActiveChain } from "../../chains/runtime.js";
 import type { AppDeps } from "../../core/deps.js";
 import { bridgeAuthority } from "../../modules/bridge/index.js";
 import type { PublicPaymentView } from "../../modules/payments/index.js";
-import type { BridgeSourceChain, PayerBridgeState } from "./bridge-types.js";
+import { SOLANA, solanaWalletChain } from "../../chains/solana.js";
+import type { BridgeSolanaSource, BridgeSourceChain, PayerBridgeState } from "./bridge-types.js";
 
 const NATIVE = "0x0000000000000000000000000000000000000000";
 
@@ -24,9 +25,21 @@ export function payerBridgeState(
     .filter((c) => c.chainId !== view.chainId && (!withContracts || c.bridgeSource))
     .map(sourceChain)
     .filter((c) => c.tokens.length > 0);
-  if (!chains.length) return null;
+  const solana = deps.config.SOLANA_RPC_URL ? solanaSource(deps.config.SOLANA_CLUSTER) : null;
+  if (!chains.length && !solana) return null;
   const own = deps.chains.find((c) => c.chainId === view.chainId);
-  return { chains, dstStable: (own && findToken(own, view.token.address)?.kind) === "stablecoin" };
+  return { chains, solana, dstStable: (own && findToken(own, view.token.address)?.kind) === "stablecoin" };
+}
+
+function solanaSource(cluster: "mainnet" | "localnet"): BridgeSolanaSource {
+  return {
+    chainId: SOLANA.dlnChainId,
+    name: SOLANA.name,
+    nativeSymbol: SOLANA.nativeSymbol,
+    nativeDecimals: SOLANA.decimals,
+    walletChain: solanaWalletChain(cluster),
+    tokens: SOLANA.tokens.map((t) => ({ address: t.mint, symbol: t.symbol, decimals: t.decimals, stable: t.symbol === "USDC" })),
+  };
 }
 
 function sourceChain(c: ActiveChain): BridgeSourceChain {

@@ -16,9 +16,22 @@ export type BridgeSourceToken = {
 
 export type BridgeSourceChain = { chainId: number; name: string; nativeSymbol: string | null; tokens: BridgeSourceToken[] };
 
+/** Solana as a source (DLN's 7565164): wallets through Wallet Standard on `walletChain`; balances from the holdings route. */
+export type BridgeSolanaSource = {
+  chainId: number;
+  name: string;
+  nativeSymbol: string;
+  nativeDecimals: number;
+  /** The Wallet Standard chain a wallet must support: `solana:mainnet`, or `solana:localnet` on the local stack. */
+  walletChain: string;
+  tokens: { address: string; symbol: string; decimals: number; stable: boolean }[];
+};
+
 export type PayerBridgeState = {
   /** Every network the service knows but the payment's own (the bridge needs two different networks). */
   chains: BridgeSourceChain[];
+  /** Solana payers, when SOLANA_RPC_URL is set; null otherwise. */
+  solana: BridgeSolanaSource | null;
   /** Whether the payment's token is a stablecoin. */
   dstStable: boolean;
 };

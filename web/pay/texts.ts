@@ -84,6 +84,7 @@ export const BRIDGE_TEXT = {
     "Connect a browser wallet to pay with a token you hold on another network. A bridge converts it and delivers exactly the amount due here.",
   noWallet: "No browser wallet found. Install a wallet extension, or pay with the address above.",
   connecting: "Connecting to {wallet}\u2026",
+  solanaWallet: "{wallet} (Solana)",
   connected: "Connected {account} ({wallet})",
   scanning: "Reading your balances on {chain}\u2026",
   noBalance: "This wallet holds none of the supported tokens on another network.",

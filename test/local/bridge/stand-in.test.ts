@@ -1,12 +1,36 @@
 // The DLN stand-in (local/bridge/server.ts) and the solver (local/bridge/solver.ts) the run's stack starts on chains
-// 137 and 777177: DLN's create-tx, status, order-ids and cancel-tx against our bridge contracts, with exact amounts.
+// 137 and 777177: DLN's create-tx, status, order-ids and cancel-tx against our bridge contracts (DLN's Order, DLN's
+// cancel ABI, the DeBridgeGate stand-in's messaging fee, the pre-swap router), with exact amounts.
+import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
-import { encodeFunctionData, getAddress, parseEventLogs, zeroAddress, type Address, type Hex, type TransactionReceipt } from "viem";
+import {
+  decodeFunctionData,
+  encodeFunctionData,
+  getAddress,
+  parseEther,
+  parseEventLogs,
+  zeroAddress,
+  type Address,
+  type Hex,
+  type PrivateKeyAccount,
+  type TransactionReceipt,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { testTokenAbi } from "../../../abis/TestToken.js";
+import { DLN_EVM } from "../../../chains/registry.js";
 import { activeChains } from "../../../chains/runtime.js";
 import { LOCAL_ROLES } from "../../../local/accounts.js";
-import { bridgeDestinationAbi, bridgeSourceAbi, orderIdOf, TAKE, type BridgeOrder } from "../../../local/bridge/abi.js";
+import {
+  bridgeDestinationAbi,
+  bridgeRouterStandInAbi,
+  bridgeSourceAbi,
+  deBridgeGateAbi,
+  DLN_ROUTER,
+  dlnOrderId,
+  evmAddressToBytes,
+  TAKE,
+  type DlnOrder,
+} from "../../../local/bridge/abi.js";
 import { BRIDGE_FEE_BPS, OPERATING_EXPENSE_USD } from "../../../local/bridge/quote.js";
 import { startBridgeStandIn } from "../../../local/bridge/server.js";
 import { parsePrice18 } from "../../../core/money.js";
@@ -33,62 +57,99 @@ async function get(path: string, query?: Record<string, string>) {
   return { status: res.status, body: (await res.json()) as any };
 }
 
+type OrderParams = {
+  tokenIn: Address;
+  tokenOut: Address;
+  out: bigint;
+  payer?: Address;
+  receiver?: Address;
+  authority?: Address;
+  /** srcChainOrderAuthorityAddress (default: the payer). */
+  srcAuthority?: Address;
+  /** srcChainRefundAddress (default: the payer). */
+  refund?: Address;
+  /** 137 -> 777177 unless given. */
+  from?: number;
+  to?: number;
+};
+
 /** create-tx query as the service's adapter sends it (a reverse market order to an exact amount). */
-function orderQuery(p: { tokenIn: Address; tokenOut: Address; out: bigint; payer?: Address; receiver?: Address; authority?: Address }) {
+function orderQuery(p: OrderParams) {
   return {
-    srcChainId: "137",
+    srcChainId: String(p.from ?? 137),
     srcChainTokenIn: p.tokenIn,
     srcChainTokenInAmount: "auto",
-    dstChainId: "777177",
+    dstChainId: String(p.to ?? 777177),
     dstChainTokenOut: p.tokenOut,
     dstChainTokenOutAmount: String(p.out),
     ...(p.receiver
       ? {
           dstChainTokenOutRecipient: p.receiver,
           senderAddress: p.payer!,
-          srcChainOrderAuthorityAddress: p.payer!,
+          srcChainOrderAuthorityAddress: p.srcAuthority ?? p.payer!,
           dstChainOrderAuthorityAddress: p.authority!,
-          srcChainRefundAddress: p.payer!,
+          srcChainRefundAddress: p.refund ?? p.payer!,
         }
       : {}),
     prependOperatingExpenses: "true",
   };
 }
 
-/** The order a create-tx answer commits to, rebuilt from the query (the test's own reading of the interface). */
-function expectedOrder(
-  body: any,
-  p: { tokenIn: Address; tokenOut: Address; out: bigint; payer: Address; receiver: Address; authority: Address },
-) {
-  const order: BridgeOrder = {
-    nonce: BigInt(body.order.salt),
-    maker: p.payer,
-    giveChainId: 137n,
-    giveToken: getAddress(p.tokenIn),
-    giveAmount: BigInt(body.estimation.srcChainTokenIn.amount),
-    takeChainId: 777177n,
-    takeToken: getAddress(p.tokenOut),
+const b = evmAddressToBytes;
+
+/**
+ * DLN's order a create-tx answer commits to, rebuilt from the query (the test's own reading of the interface): what
+ * it gives is the input, or for a pre-swapped input the USDC of `srcChainTokenOut`.
+ */
+function expectedOrder(body: any, p: OrderParams): DlnOrder {
+  const give = body.estimation.srcChainTokenOut ?? body.estimation.srcChainTokenIn;
+  return {
+    makerOrderNonce: BigInt(body.order.salt),
+    makerSrc: b(p.payer!),
+    giveChainId: BigInt(p.from ?? 137),
+    giveTokenAddress: b(give.address),
+    giveAmount: BigInt(give.amount),
+    takeChainId: BigInt(p.to ?? 777177),
+    takeTokenAddress: b(p.tokenOut),
     takeAmount: p.out,
-    receiver: p.receiver,
-    orderAuthorityDst: p.authority,
-    refundTo: p.payer,
+    receiverDst: b(p.receiver!),
+    givePatchAuthoritySrc: b(p.srcAuthority ?? p.payer!),
+    orderAuthorityAddressDst: b(p.authority!),
+    allowedTakerDst: "0x",
+    allowedCancelBeneficiarySrc: "0x",
+    externalCall: "0x",
   };
-  return order;
 }
 
-/** A payer on chain 137 approves (ERC-20) and sends the create-tx transaction; returns its hash. */
-async function placeOrder(payer: ReturnType<typeof privateKeyToAccount>, tx: any): Promise<Hex> {
-  const wallet = src.walletOf(payer);
+/** A payer approves the input (ERC-20 `token`) and sends the create-tx transaction on `side`; returns its receipt. */
+async function placeOrder(payer: PrivateKeyAccount, tx: any, token: Address = USDC137, side = src): Promise<TransactionReceipt> {
+  const wallet = side.walletOf(payer);
   if (tx.allowanceTarget)
-    await src.wait(
+    await side.wait(
       await wallet.writeContract({
-        address: USDC137,
+        address: token,
         abi: testTokenAbi,
         functionName: "approve",
         args: [tx.allowanceTarget, BigInt(tx.allowanceValue)],
       }),
     );
-  return (await src.wait(await wallet.sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value) }))).transactionHash;
+  return side.wait(await wallet.sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value) }));
+}
+
+/** Adds the receiver to the solver's skip list (its order stays Created) for the duration of `fn`. */
+async function skipping<T>(receiver: Address, fn: () => Promise<T>): Promise<T> {
+  expect((await fetch(`${BASE}/local/solver/skip/${receiver}`, { method: "POST" })).status).toBe(204);
+  try {
+    return await fn();
+  } finally {
+    await fetch(`${BASE}/local/solver/skip/${receiver}`, { method: "DELETE" });
+  }
+}
+
+/** The messaging gate behind a chain's bridge destination (DlnDestination.deBridgeGate()), and its fixed fee. */
+async function gateOf(side: typeof src, destination: Address) {
+  const gate = await side.pub.readContract({ address: destination, abi: bridgeDestinationAbi, functionName: "deBridgeGate" });
+  return { gate, balance: () => side.pub.getBalance({ address: gate }) };
 }
 
 /** Polls the status until `final`, returning each distinct status seen in order. */
@@ -178,9 +239,11 @@ describe("create-tx", () => {
         allowanceTarget: chain137.bridgeSource,
         allowanceValue: "10130000",
       },
-      orderId: orderIdOf(order),
-      order: { approximateFulfillmentDelay: 3, salt: Number(order.nonce) },
+      orderId: dlnOrderId(order),
+      order: { approximateFulfillmentDelay: 3, salt: Number(order.makerOrderNonce) },
     });
+    // A reserve input (USDC) is escrowed itself: no srcChainTokenOut, no router.
+    expect(r.body.estimation.srcChainTokenOut).toBeUndefined();
     // A millisecond timestamp, like DLN's salt; the next quote gets another one (another order id).
     expect(Math.abs(r.body.order.salt - Date.now())).toBeLessThan(60_000);
     const again = await get("/v1.0/dln/order/create-tx", orderQuery(p));
@@ -190,14 +253,16 @@ describe("create-tx", () => {
     expect((await get(`/v1.0/dln/order/${r.body.orderId}/status`)).body).toEqual({ orderId: r.body.orderId, status: "None" });
   });
 
-  it("prices a non-stablecoin with the chain's PriceOracle: native MATIC in, exact USDT out", async () => {
+  it("a non-reserve input is pre-swapped: native MATIC in at the oracle's price, USDC escrowed (srcChainTokenOut), exact USDT out", async () => {
     const price = (await readOracleAt(src.pub as any, 137, chain137.oracle!, "MATIC"))!.priceRaw;
     expect(price).toBe(parsePrice18("0.5"));
     const out = 12_345_678n;
-    // out (6 decimals, 1.00 USD) in MATIC (18 decimals) at `price`, + 0.3 %, rounded up; + 0.10 USD in MATIC, rounded up.
-    const opex = ceilDiv(OPEX18 * 10n ** 18n, price);
-    const amountIn = ceilDiv(out * 10n ** 18n * 10n ** 18n * (10_000n + BRIDGE_FEE_BPS), price * 10n ** 6n * 10_000n) + opex;
-    expect(amountIn).toBe(24_965_430_068_000_000_000n); // 12.345678 USD / 0.50 = 24.691356, + 0.3 % = 24.765430068, + 0.2
+    // The order gives USDC: out (1.00 USD) + 0.3 %, rounded up, + 0.10 USD of operating expense.
+    const give = ceilDiv(out * (10_000n + BRIDGE_FEE_BPS), 10_000n) + ceilDiv(OPEX18 * 10n ** 6n, 10n ** 18n);
+    expect(give).toBe(12_482_716n); // 12.382716 + 0.10
+    // The payer sends the MATIC that the router swaps into at least that (at 0.50, rounded up).
+    const amountIn = ceilDiv(give * 10n ** 18n * 10n ** 18n, price * 10n ** 6n);
+    expect(amountIn).toBe(24_965_432_000_000_000_000n);
     const p = {
       tokenIn: zeroAddress,
       tokenOut: USDT777,
@@ -208,21 +273,65 @@ describe("create-tx", () => {
     };
     const r = await get("/v1.0/dln/order/create-tx", orderQuery(p));
     expect(r.status).toBe(200);
-    expect(r.body.estimation.srcChainTokenIn).toMatchObject({
+    expect(r.body.estimation.srcChainTokenIn).toEqual({
       address: zeroAddress,
       chainId: 137,
       decimals: 18,
+      name: "MATIC",
       symbol: "MATIC",
       amount: String(amountIn),
-      approximateOperatingExpense: String(opex),
+      approximateOperatingExpense: String(2n * 10n ** 17n), // 0.10 USD in MATIC
+      mutatedWithOperatingExpense: true,
+    });
+    expect(r.body.estimation.srcChainTokenOut).toEqual({
+      address: USDC137,
+      chainId: 137,
+      decimals: 6,
+      name: "USDC (local 137)",
+      symbol: "USDC",
+      amount: String(give),
+      maxRefundAmount: String(give),
+      approximateOperatingExpense: "100000",
+      mutatedWithOperatingExpense: true,
     });
     expect(r.body.estimation.dstChainTokenOut).toMatchObject({ address: USDT777, symbol: "USDT", amount: String(out) });
-    // Native in: the value carries the escrow, nothing to approve.
+    expect(r.body.estimation.costsDetails.map((c: any) => [c.type, c.tokenIn, c.amountIn])).toEqual([
+      ["EstimatedOperatingExpenses", USDC137, String(give)],
+      ["TakerMargin", USDC137, String(give - 100_000n)],
+    ]);
+    // Native in: the value carries the input; the router swaps it and creates the USDC order (refund: the surplus).
+    const order = expectedOrder(r.body, p);
+    expect(order.giveTokenAddress).toBe(b(USDC137));
     expect(r.body.tx).toEqual({
-      to: chain137.bridgeSource,
-      data: encodeFunctionData({ abi: bridgeSourceAbi, functionName: "createOrder", args: [expectedOrder(r.body, p)] }),
+      to: DLN_ROUTER,
+      data: encodeFunctionData({
+        abi: bridgeRouterStandInAbi,
+        functionName: "swapAndCreateOrder",
+        args: [zeroAddress, amountIn, order, p.payer],
+      }),
       value: String(amountIn),
     });
+    expect(r.body.orderId).toBe(dlnOrderId(order));
+  });
+
+  it("order ids are DLN's packed-encoding ids, the same in TS and Solidity (BridgeSource and BridgeDestination getOrderId)", async () => {
+    const p = {
+      tokenIn: USDC137,
+      tokenOut: USDT777,
+      out: 1_000_000n,
+      payer: randomAddress(),
+      receiver: randomAddress(),
+      authority: randomAddress(),
+    };
+    const r = await get("/v1.0/dln/order/create-tx", orderQuery(p));
+    const order = expectedOrder(r.body, p);
+    const onChain = await Promise.all([
+      src.pub.readContract({ address: chain137.bridgeSource!, abi: bridgeSourceAbi, functionName: "getOrderId", args: [order] }),
+      src.pub.readContract({ address: chain137.bridgeDestination!, abi: bridgeDestinationAbi, functionName: "getOrderId", args: [order] }),
+      dst.pub.readContract({ address: chain777.bridgeDestination!, abi: bridgeDestinationAbi, functionName: "getOrderId", args: [order] }),
+    ]);
+    expect(onChain).toEqual([r.body.orderId, r.body.orderId, r.body.orderId]);
+    expect(r.body.orderId).toBe(dlnOrderId(order));
   });
 
   it("without recipient and authorities: an estimation only, no tx and no order id", async () => {
@@ -302,17 +411,15 @@ describe("create-tx", () => {
   });
 });
 
-/** The source transaction that paid the order's escrow out (its ClaimedUnlock event), checked against the event. */
-async function claimOf(orderId: Hex, amount: bigint): Promise<TransactionReceipt> {
-  const [claimed] = await src.pub.getContractEvents({
-    address: chain137.bridgeSource!,
-    abi: bridgeSourceAbi,
-    eventName: "ClaimedUnlock",
-    args: { orderId },
-    fromBlock: 0n,
-  });
-  expect(claimed!.args).toEqual({ orderId, beneficiary: LOCAL_ROLES.bridgeSolver.address, amount });
-  return src.pub.getTransactionReceipt({ hash: claimed!.transactionHash });
+/** The source's claim of an order (its ClaimedUnlock or ClaimedOrderCancel event; DLN's are not indexed): the event's arguments and receipt. */
+async function claimOf(orderId: Hex, eventName: "ClaimedUnlock" | "ClaimedOrderCancel", side = src, source = chain137.bridgeSource!) {
+  const logs = await side.pub.getContractEvents({ address: source, abi: bridgeSourceAbi, eventName, fromBlock: 0n });
+  const claimed = logs.find((l) => (l.args as { orderId: Hex }).orderId === orderId);
+  expect(claimed, `${eventName} of ${orderId}`).toBeDefined();
+  return {
+    args: claimed!.args as Record<string, unknown>,
+    receipt: await side.pub.getTransactionReceipt({ hash: claimed!.transactionHash }),
+  };
 }
 
 // The run's solver serves other test files' orders at the same time: what it was paid for this order is read from
@@ -329,7 +436,7 @@ describe("orders on chain with the solver", () => {
     expect(q.status).toBe(200);
     expect(q.body.estimation.srcChainTokenIn.amount).toBe(String(USDC_IN));
 
-    const txHash = await placeOrder(payer, q.body.tx);
+    const txHash = (await placeOrder(payer, q.body.tx)).transactionHash;
     const orderId: Hex = q.body.orderId;
     expect(await get(`/v1.0/dln/tx/${txHash}/order-ids`)).toEqual({ status: 200, body: { orderIds: [orderId] } });
     const seen = await followStatus(orderId, "ClaimedUnlock");
@@ -342,10 +449,23 @@ describe("orders on chain with the solver", () => {
     expect(await dst.balanceOf("USDC", receiver)).toBe(USDC_OUT);
     expect(await src.balanceOf("USDC", payer.address)).toBe(50_000_000n - USDC_IN);
     // The escrow went to the solver in the claim, and nothing else moved there.
-    const transfers = parseEventLogs({ abi: testTokenAbi, eventName: "Transfer", logs: (await claimOf(orderId, USDC_IN)).logs });
+    const claim = await claimOf(orderId, "ClaimedUnlock");
+    expect(claim.args).toEqual({ orderId, beneficiary: LOCAL_ROLES.bridgeSolver.address, giveAmount: USDC_IN, giveTokenAddress: USDC137 });
+    const transfers = parseEventLogs({ abi: testTokenAbi, eventName: "Transfer", logs: claim.receipt.logs });
     expect(transfers.map((t) => [getAddress(t.address), t.args])).toEqual([
       [USDC137, { from: chain137.bridgeSource, to: LOCAL_ROLES.bridgeSolver.address, value: USDC_IN }],
     ]);
+    // The solver's unlock paid the messaging fee of 777177's gate (0.001), as a DLN taker pays it.
+    const [unlocked] = (
+      await dst.pub.getContractEvents({
+        address: chain777.bridgeDestination!,
+        abi: bridgeDestinationAbi,
+        eventName: "SentOrderUnlock",
+        fromBlock: 0n,
+      })
+    ).filter((l) => l.args.orderId === orderId);
+    expect(unlocked!.args.beneficiary).toBe(b(LOCAL_ROLES.bridgeSolver.address));
+    expect((await dst.pub.getTransaction({ hash: unlocked!.transactionHash })).value).toBe(parseEther("0.001"));
     // The order's data in DLN's field names.
     expect((await get(`/v1.0/dln/order/${orderId}`)).body).toMatchObject({
       orderId,
@@ -355,7 +475,9 @@ describe("orders on chain with the solver", () => {
         giveOffer: { chainId: 137, tokenAddress: USDC137, amount: String(USDC_IN) },
         receiverDst: receiver,
         takeOffer: { chainId: 777177, tokenAddress: USDC777, amount: String(USDC_OUT) },
+        givePatchAuthoritySrc: payer.address,
         orderAuthorityAddressDst: p.authority,
+        allowedCancelBeneficiarySrc: null,
       },
       srcChainTxHash: txHash,
     });
@@ -371,7 +493,7 @@ describe("orders on chain with the solver", () => {
     filled = { orderId, txHash };
   });
 
-  it("native MATIC in: the receiver gets exactly the USDT out and the solver the escrowed MATIC", async () => {
+  it("native MATIC in goes through the router: the receiver gets exactly the USDT out and the solver the escrowed USDC", async () => {
     const payer = await src.newPayer();
     const receiver = randomAddress();
     const out = 2_500_000n;
@@ -379,76 +501,246 @@ describe("orders on chain with the solver", () => {
       "/v1.0/dln/order/create-tx",
       orderQuery({ tokenIn: zeroAddress, tokenOut: USDT777, out, payer: payer.address, receiver, authority: randomAddress() }),
     );
-    const amountIn = BigInt(q.body.tx.value);
-    await placeOrder(payer, q.body.tx);
+    expect(q.body.tx.to).toBe(DLN_ROUTER);
+    const give = BigInt(q.body.estimation.srcChainTokenOut.amount);
+    const placed = await placeOrder(payer, q.body.tx);
+    // The router got the MATIC (the transaction's value) and escrowed USDC for it in the same transaction.
+    const tx = await src.pub.getTransaction({ hash: placed.transactionHash });
+    expect([getAddress(tx.to!), tx.value]).toEqual([DLN_ROUTER, BigInt(q.body.tx.value)]);
+    expect(
+      parseEventLogs({ abi: testTokenAbi, eventName: "Transfer", logs: placed.logs }).map((t) => [getAddress(t.address), t.args]),
+    ).toContainEqual([USDC137, { from: DLN_ROUTER, to: chain137.bridgeSource, value: give }]);
     await followStatus(q.body.orderId, "ClaimedUnlock");
     expect(await dst.balanceOf("USDT", receiver)).toBe(out);
-    // The solver gets the whole escrow on 137 (as messenger it sent the claim): the one value transfer of the claim.
-    const claim = await claimOf(q.body.orderId, amountIn);
-    type Call = { from: string; to: string; value?: Hex; calls?: Call[] };
-    const trace = (await src.pub.request({
-      method: "debug_traceTransaction" as never,
-      params: [claim.transactionHash, { tracer: "callTracer" }] as never,
-    })) as Call;
-    const moves = (c: Call): [string, string, bigint][] => [
-      ...(c.value && BigInt(c.value) > 0n ? [[getAddress(c.from), getAddress(c.to), BigInt(c.value)] as [string, string, bigint]] : []),
-      ...(c.calls ?? []).flatMap(moves),
-    ];
-    expect(getAddress(claim.from)).toBe(LOCAL_ROLES.bridgeSolver.address);
-    expect(moves(trace)).toEqual([[chain137.bridgeSource, LOCAL_ROLES.bridgeSolver.address, amountIn]]);
+    // The solver gets the USDC the router escrowed for the order on 137, and only that.
+    const claim = await claimOf(q.body.orderId, "ClaimedUnlock");
+    expect(claim.args).toEqual({
+      orderId: q.body.orderId,
+      beneficiary: LOCAL_ROLES.bridgeSolver.address,
+      giveAmount: give,
+      giveTokenAddress: USDC137,
+    });
+    expect(getAddress(claim.receipt.from)).toBe(LOCAL_ROLES.bridgeSolver.address);
+    expect(
+      parseEventLogs({ abi: testTokenAbi, eventName: "Transfer", logs: claim.receipt.logs }).map((t) => [getAddress(t.address), t.args]),
+    ).toEqual([[USDC137, { from: chain137.bridgeSource, to: LOCAL_ROLES.bridgeSolver.address, value: give }]]);
   });
 
-  it("an order the solver skips stays Created; the authority's cancel-tx and the relay refund the payer exactly", async () => {
+  it("an order the solver skips stays Created; cancel-tx's value is the gate's messaging fee plus the execution fee; the relay refunds the payer exactly", async () => {
     const payer = await src.newPayer();
     const authority = await dst.newPayer();
     const receiver = randomAddress();
-    expect((await fetch(`${BASE}/local/solver/skip/${receiver}`, { method: "POST" })).status).toBe(204);
-    await src.mint("USDC", payer.address, 20_000_000n, payer);
-    const out = 3_000_000n;
-    const p = { tokenIn: USDC137, tokenOut: USDT777, out, payer: payer.address, receiver, authority: authority.address };
-    const q = await get("/v1.0/dln/order/create-tx", orderQuery(p));
-    const amountIn = BigInt(q.body.estimation.srcChainTokenIn.amount);
-    await placeOrder(payer, q.body.tx);
-    const orderId: Hex = q.body.orderId;
-    expect(await src.balanceOf("USDC", payer.address)).toBe(20_000_000n - amountIn);
+    await skipping(receiver, async () => {
+      await src.mint("USDC", payer.address, 20_000_000n, payer);
+      const out = 3_000_000n;
+      const p = { tokenIn: USDC137, tokenOut: USDT777, out, payer: payer.address, receiver, authority: authority.address };
+      const q = await get("/v1.0/dln/order/create-tx", orderQuery(p));
+      const amountIn = BigInt(q.body.estimation.srcChainTokenIn.amount);
+      await placeOrder(payer, q.body.tx);
+      const orderId: Hex = q.body.orderId;
+      expect(await src.balanceOf("USDC", payer.address)).toBe(20_000_000n - amountIn);
 
-    // Several solver rounds and destination blocks later, still unfilled.
-    const block = await dst.pub.getBlockNumber();
-    await waitFor(async () => (await dst.pub.getBlockNumber()) >= block + 3n, { what: "3 blocks on 777177" });
-    expect((await get(`/v1.0/dln/order/${orderId}/status`)).body).toEqual({ orderId, status: "Created" });
-    expect(
-      await dst.pub.readContract({
-        address: chain777.bridgeDestination!,
-        abi: bridgeDestinationAbi,
-        functionName: "takeStatus",
-        args: [orderId],
-      }),
-    ).toBe(TAKE.NotSet);
+      // Several solver rounds and destination blocks later, still unfilled.
+      const block = await dst.pub.getBlockNumber();
+      await waitFor(async () => (await dst.pub.getBlockNumber()) >= block + 3n, { what: "3 blocks on 777177" });
+      expect((await get(`/v1.0/dln/order/${orderId}/status`)).body).toEqual({ orderId, status: "Created" });
+      expect(
+        (
+          await dst.pub.readContract({
+            address: chain777.bridgeDestination!,
+            abi: bridgeDestinationAbi,
+            functionName: "takeOrders",
+            args: [orderId],
+          })
+        )[0],
+      ).toBe(TAKE.NotSet);
 
-    const c = await get(`/v1.0/dln/order/${orderId}/cancel-tx`);
-    expect(c).toEqual({
-      status: 200,
-      body: {
-        to: chain777.bridgeDestination,
-        data: encodeFunctionData({
-          abi: bridgeDestinationAbi,
-          functionName: "sendEvmOrderCancel",
-          args: [expectedOrder(q.body, p), orderId],
-        }),
-        value: "0",
-        chainId: 777177,
-        from: authority.address,
-        cancelBeneficiary: payer.address,
-      },
+      // 777177's gate: 0.001 fixed fee; the stand-in's execution fee is a tenth of it.
+      const gate = await gateOf(dst, chain777.bridgeDestination!);
+      const fee = parseEther("0.001");
+      const c = await get(`/v1.0/dln/order/${orderId}/cancel-tx`);
+      expect(c).toEqual({
+        status: 200,
+        body: {
+          to: chain777.bridgeDestination,
+          data: encodeFunctionData({
+            abi: bridgeDestinationAbi,
+            functionName: "sendEvmOrderCancel",
+            args: [expectedOrder(q.body, p), payer.address, fee / 10n],
+          }),
+          value: String(fee + fee / 10n),
+          chainId: 777177,
+          from: authority.address,
+          cancelBeneficiary: payer.address,
+        },
+      });
+      expect(c.body.data.slice(0, 10)).toBe("0xd38d9626");
+      const gateBefore = await gate.balance();
+      await dst.wait(await dst.walletOf(authority).sendTransaction({ to: c.body.to, data: c.body.data, value: BigInt(c.body.value) }));
+      expect((await gate.balance()) - gateBefore).toBe(fee + fee / 10n);
+      const seen = await followStatus(orderId, "ClaimedOrderCancel");
+      expect(seen.every((s) => s === "SentOrderCancel" || s === "ClaimedOrderCancel")).toBe(true);
+      expect(await src.balanceOf("USDC", payer.address)).toBe(20_000_000n);
+      expect(await dst.balanceOf("USDT", receiver)).toBe(0n);
+      expect((await get(`/v1.0/dln/order/${orderId}/cancel-tx`)).status).toBe(400);
     });
-    await dst.wait(await dst.walletOf(authority).sendTransaction({ to: c.body.to, data: c.body.data, value: BigInt(c.body.value) }));
-    const seen = await followStatus(orderId, "ClaimedOrderCancel");
-    expect(seen.every((s) => s === "SentOrderCancel" || s === "ClaimedOrderCancel")).toBe(true);
-    expect(await src.balanceOf("USDC", payer.address)).toBe(20_000_000n);
-    expect(await dst.balanceOf("USDT", receiver)).toBe(0n);
-    expect((await get(`/v1.0/dln/order/${orderId}/cancel-tx`)).status).toBe(400);
-    expect((await fetch(`${BASE}/local/solver/skip/${receiver}`, { method: "DELETE" })).status).toBe(204);
   });
+
+  it("cancel-tx's value is the gate's messaging fee plus the execution fee (0.5 on 137), read from DLN's DlnDestination address", async () => {
+    // 137's BridgeDestination is at DLN's address and not in the deployments file: chains/runtime.ts takes the registry's.
+    expect(chain137.bridgeDestination).toBe(DLN_EVM.destination);
+    const deployments = JSON.parse(fs.readFileSync(env.DEPLOYMENTS_FILE!, "utf8"));
+    expect(deployments.chains["137"].bridgeDestination).toBeUndefined();
+    expect(deployments.chains["777177"].bridgeDestination).toBe(chain777.bridgeDestination);
+    const gate = await gateOf(src, DLN_EVM.destination);
+    expect(await src.pub.readContract({ address: gate.gate, abi: deBridgeGateAbi, functionName: "globalFixedNativeFee" })).toBe(
+      parseEther("0.5"),
+    );
+
+    // An order from 777177 (USDC) to 137, left unfilled; the authority on 137 cancels it.
+    const payer = await dst.newPayer();
+    const authority = await src.newPayer();
+    const receiver = randomAddress();
+    await skipping(receiver, async () => {
+      await dst.mint("USDC", payer.address, 5_000_000n, payer);
+      const p = {
+        tokenIn: USDC777,
+        tokenOut: USDC137,
+        out: 1_000_000n,
+        payer: payer.address,
+        receiver,
+        authority: authority.address,
+        from: 777177,
+        to: 137,
+      };
+      const q = await get("/v1.0/dln/order/create-tx", orderQuery(p));
+      expect(q.status).toBe(200);
+      expect(q.body.tx.to).toBe(chain777.bridgeSource);
+      const amountIn = BigInt(q.body.estimation.srcChainTokenIn.amount);
+      await placeOrder(payer, q.body.tx, USDC777, dst);
+      const orderId: Hex = q.body.orderId;
+      await waitFor(async () => (await get(`/v1.0/dln/order/${orderId}/status`)).body.status === "Created", { what: "order Created" });
+
+      const c = await get(`/v1.0/dln/order/${orderId}/cancel-tx`);
+      expect(c.status).toBe(200);
+      expect(c.body).toMatchObject({ to: DLN_EVM.destination, chainId: 137, from: authority.address, cancelBeneficiary: payer.address });
+      expect(c.body.value).toBe(String(parseEther("0.55")));
+      const { functionName, args } = decodeFunctionData({ abi: bridgeDestinationAbi, data: c.body.data });
+      expect([functionName, args]).toEqual(["sendEvmOrderCancel", [expectedOrder(q.body, p), payer.address, parseEther("0.05")]]);
+      // Below the fee it reverts on chain; with the value it succeeds and the gate keeps all of it.
+      await expect(
+        src.pub.call({ account: authority.address, to: c.body.to, data: c.body.data, value: parseEther("0.5") - 1n }),
+      ).rejects.toThrow();
+      const before = await gate.balance();
+      await src.wait(await src.walletOf(authority).sendTransaction({ to: c.body.to, data: c.body.data, value: BigInt(c.body.value) }));
+      expect((await gate.balance()) - before).toBe(parseEther("0.55"));
+      await followStatus(orderId, "ClaimedOrderCancel");
+      expect(await dst.balanceOf("USDC", payer.address)).toBe(5_000_000n);
+      const claim = await claimOf(orderId, "ClaimedOrderCancel", dst, chain777.bridgeSource!);
+      expect(claim.args).toEqual({ orderId, beneficiary: payer.address, paidAmount: amountIn, giveTokenAddress: USDC777 });
+    });
+  });
+
+  it("a cancelled order refunds the cancel beneficiary (source authority), not srcChainRefundAddress", async () => {
+    const payer = await src.newPayer();
+    const srcAuthority = randomAddress();
+    const refund = randomAddress();
+    const authority = await dst.newPayer();
+    const receiver = randomAddress();
+    await skipping(receiver, async () => {
+      await src.mint("USDC", payer.address, 10_000_000n, payer);
+      const p = {
+        tokenIn: USDC137,
+        tokenOut: USDC777,
+        out: 2_000_000n,
+        payer: payer.address,
+        receiver,
+        authority: authority.address,
+        srcAuthority,
+        refund,
+      };
+      const q = await get("/v1.0/dln/order/create-tx", orderQuery(p));
+      const amountIn = BigInt(q.body.estimation.srcChainTokenIn.amount);
+      await placeOrder(payer, q.body.tx);
+      const orderId: Hex = q.body.orderId;
+      await waitFor(async () => (await get(`/v1.0/dln/order/${orderId}/status`)).body.status === "Created", { what: "order Created" });
+      const c = await get(`/v1.0/dln/order/${orderId}/cancel-tx`);
+      expect(c.body.cancelBeneficiary).toBe(srcAuthority);
+      expect(decodeFunctionData({ abi: bridgeDestinationAbi, data: c.body.data }).args[1]).toBe(srcAuthority);
+      await dst.wait(await dst.walletOf(authority).sendTransaction({ to: c.body.to, data: c.body.data, value: BigInt(c.body.value) }));
+      await followStatus(orderId, "ClaimedOrderCancel");
+      expect(await src.balanceOf("USDC", srcAuthority)).toBe(amountIn);
+      expect(await src.balanceOf("USDC", refund)).toBe(0n);
+      expect(await src.balanceOf("USDC", payer.address)).toBe(10_000_000n - amountIn);
+    });
+  });
+
+  it.each([
+    ["USDT", "USDT0"],
+    ["native MATIC", null],
+  ] as const)(
+    "a non-reserve input (%s) goes through the router: the order escrows USDC = srcChainTokenOut.amount; the cancel refunds USDC to the authority",
+    async (_, symbol) => {
+      const payer = await src.newPayer();
+      const authority = await dst.newPayer();
+      const receiver = randomAddress();
+      const tokenIn = symbol ? src.token(symbol).address : zeroAddress;
+      await skipping(receiver, async () => {
+        if (symbol) await src.mint(symbol, payer.address, 30_000_000n, payer);
+        const p = { tokenIn, tokenOut: USDT777, out: 4_000_000n, payer: payer.address, receiver, authority: authority.address };
+        const q = await get("/v1.0/dln/order/create-tx", orderQuery(p));
+        expect(q.status, JSON.stringify(q.body)).toBe(200);
+        const amountIn = BigInt(q.body.estimation.srcChainTokenIn.amount);
+        const give = BigInt(q.body.estimation.srcChainTokenOut.amount);
+        // 4 USDT out + 0.3 % + 0.10 of operating expense, in USDC; the input at 1.00 (USDT) or 0.50 (MATIC).
+        expect(give).toBe(4_112_000n);
+        expect(amountIn).toBe(symbol ? give : give * 2n * 10n ** 12n);
+        expect(q.body.tx).toMatchObject(
+          symbol
+            ? { to: DLN_ROUTER, value: "0", allowanceTarget: DLN_ROUTER, allowanceValue: String(amountIn) }
+            : { to: DLN_ROUTER, value: String(amountIn) },
+        );
+
+        const r = await placeOrder(payer, q.body.tx, tokenIn);
+        const orderId: Hex = q.body.orderId;
+        const [created] = parseEventLogs({ abi: bridgeSourceAbi, logs: r.logs, eventName: "CreatedOrder" });
+        expect(created!.args.orderId).toBe(orderId);
+        expect(created!.args.order).toEqual(expectedOrder(q.body, p));
+        expect(created!.args.order.giveTokenAddress).toBe(b(USDC137));
+        expect(created!.args.order.giveAmount).toBe(give);
+        // The router took the input, the source escrows exactly srcChainTokenOut.amount of USDC, no surplus: read from the
+        // transaction's own transfers (other test files use the same router and source at the same time).
+        const moved = parseEventLogs({ abi: testTokenAbi, eventName: "Transfer", logs: r.logs }).map((t) => [
+          getAddress(t.address),
+          t.args.from,
+          t.args.to,
+          t.args.value,
+        ]);
+        expect(moved).toContainEqual([USDC137, DLN_ROUTER, chain137.bridgeSource, give]);
+        if (symbol) expect(moved).toContainEqual([tokenIn, payer.address, DLN_ROUTER, amountIn]);
+        else expect((await src.pub.getTransaction({ hash: r.transactionHash })).value).toBe(amountIn);
+        if (symbol) expect(await src.balanceOf(symbol, payer.address)).toBe(30_000_000n - amountIn);
+        expect(parseEventLogs({ abi: bridgeRouterStandInAbi, logs: r.logs, eventName: "Swapped" })[0]!.args).toMatchObject({
+          payer: payer.address,
+          amountIn,
+          amountOut: give,
+          orderId,
+          refundTo: payer.address,
+          surplus: 0n,
+        });
+
+        await waitFor(async () => (await get(`/v1.0/dln/order/${orderId}/status`)).body.status === "Created", { what: "order Created" });
+        const c = await get(`/v1.0/dln/order/${orderId}/cancel-tx`);
+        await dst.wait(await dst.walletOf(authority).sendTransaction({ to: c.body.to, data: c.body.data, value: BigInt(c.body.value) }));
+        await followStatus(orderId, "ClaimedOrderCancel");
+        // The refund is USDC, exactly what the order escrowed, to the source authority (the payer here).
+        expect(await src.balanceOf("USDC", payer.address)).toBe(give);
+        if (symbol) expect(await src.balanceOf(symbol, payer.address)).toBe(30_000_000n - amountIn);
+        const claim = await claimOf(orderId, "ClaimedOrderCancel");
+        expect(claim.args).toEqual({ orderId, beneficiary: payer.address, paidAmount: give, giveTokenAddress: USDC137 });
+      });
+    },
+  );
 
   describe("a stand-in started later", () => {
     let later: Awaited<ReturnType<typeof startBridgeStandIn>>;

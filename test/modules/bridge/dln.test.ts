@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { zeroAddress } from "viem";
+import { encodeFunctionData, zeroAddress } from "viem";
 import { activeChains } from "../../../chains/runtime.js";
 import { parsePrice18 } from "../../../core/money.js";
 import { BRIDGE_FEE_BPS, OPERATING_EXPENSE_USD } from "../../../local/bridge/quote.js";
 import { startBridgeStandIn, type BridgeStandIn } from "../../../local/bridge/server.js";
 import { Conflict, DomainError, Invalid, Unavailable } from "../../../core/errors.js";
-import { bridgeFromConfig, DlnClient, dlnError } from "../../../modules/bridge/index.js";
+import { bridgeFromConfig, DlnClient, dlnDestinationAbi, dlnError } from "../../../modules/bridge/index.js";
 import { startDlnFake, type DlnFake } from "./dln-fake.js";
 
 // The DLN adapter (modules/bridge/dln.ts) against a real HTTP server on 127.0.0.1 that records each request as it
@@ -78,6 +78,7 @@ describe("DLN adapter: requests", () => {
     expect(q.dstToken).toEqual({ address: DST_TOKEN, chainId: 777177, decimals: 6, symbol: "USDT", amount: 12_345_678n });
     expect(q.orderId).toMatch(/^0x[0-9a-f]{64}$/);
     expect(q.tx).toEqual({
+      kind: "evm",
       to: `0x${"ab".repeat(20)}`,
       data: "0xb9303701",
       value: 1000n,
@@ -131,7 +132,11 @@ describe("DLN adapter: requests", () => {
     fake.requests.pop();
     expect(await dln.cancelTx(orderId)).toEqual({
       to: fake.cancelTo,
-      data: `0xd38d9626${orderId.slice(2)}`,
+      data: encodeFunctionData({
+        abi: dlnDestinationAbi,
+        functionName: "sendEvmOrderCancel",
+        args: [fake.orders.get(orderId)!.order, PAYER, 0n],
+      }),
       value: 0n,
       chainId: 777177,
       from: AUTHORITY,
@@ -268,7 +273,7 @@ describe("DLN adapter against the local stand-in (local/bridge/server.ts), which
     const opex = (parsePrice18(OPERATING_EXPENSE_USD) * 10n ** 6n) / 10n ** 18n;
     expect(q.srcToken).toMatchObject({ chainId: 137, amount: 10_000_000n + fee + opex, operatingExpense: opex });
     expect(q.dstToken).toMatchObject({ chainId: 777177, symbol: "USDT", amount: 10_000_000n });
-    expect(q.tx.to).toBe(chains.find((c) => c.chainId === 137)!.bridgeSource);
+    expect(q.tx).toMatchObject({ kind: "evm", to: chains.find((c) => c.chainId === 137)!.bridgeSource });
     expect(q.orderId).toMatch(/^0x[0-9a-f]{64}$/);
     // Not sent: unknown on chain, so not cancellable.
     expect(await client.orderStatus(q.orderId)).toBe("None");

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { parseUnits, type Address, type Hex } from "viem";
+import { encodeFunctionData, parseUnits, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { AppDeps } from "../../../core/deps.js";
 import { CANCEL_SELECTORS, AUTO_CANCEL_MS, CANCEL_RETRY_MS } from "../../../modules/bridge/index.js";
@@ -8,11 +8,12 @@ import { detector } from "../../../processors/detector.js";
 import { waitFor } from "../../helpers/chain.js";
 import type { TestService } from "../../helpers/service.js";
 import type { DlnFake } from "./dln-fake.js";
-import { bridgeScene, DST } from "./scene.js";
+import { dlnDestinationAbi, type DlnOrder } from "../../../modules/bridge/index.js";
+import { bridgeScene, DST, EXECUTION_FEE, MESSAGING_FEE } from "./scene.js";
 
-// What the service refuses around cross-chain orders (review of issue 14): the provider's cancel transaction is
-// signed only when it is a sendEvmOrderCancel to the destination chain's configured bridge contract within the
-// value cap; one order's failure does not stop the auto-cancel pass; a withdraw and a cancel wait for the order in flight; a
+// What the service refuses around cross-chain orders: the provider's cancel transaction is signed only when it is
+// DLN's cancel of this very order, refunding the payer, to the destination chain's bridge contract, carrying deBridge's
+// messaging fee (read on chain) plus a bounded execution fee; one order's failure does not stop the auto-cancel pass; a withdraw and a cancel wait for the order in flight; a
 // repeated report never re-applies `Created`; an order id of another payment is refused.
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -28,30 +29,36 @@ function cancelAnswer(orderId: string, change: Record<string, string>) {
   const o = fake.orders.get(orderId)!;
   fake.override(`/v1.0/dln/order/${orderId}/cancel-tx`, 200, {
     to: fake.cancelTo,
-    data: `0xd38d9626${orderId.slice(2)}`,
-    value: "0",
+    data: cancelData(o.order, o.params.get("srcChainOrderAuthorityAddress")! as Address),
+    value: String(fake.cancelValue),
     chainId: DST,
     from: o.params.get("dstChainOrderAuthorityAddress"),
-    cancelBeneficiary: o.params.get("srcChainRefundAddress"),
+    cancelBeneficiary: o.params.get("srcChainOrderAuthorityAddress"),
     ...change,
   });
 }
 
-describe("the auto-cancel signs only our bridge contract's cancel (test clock)", () => {
+const cancelData = (order: DlnOrder, beneficiary: Address) =>
+  encodeFunctionData({ abi: dlnDestinationAbi, functionName: "sendEvmOrderCancel", args: [order, beneficiary, EXECUTION_FEE] });
+
+describe("the auto-cancel signs only this order's DLN cancel, refunding the payer, at deBridge's fee (test clock)", () => {
   beforeEach(() => svc.clock.freeze());
   afterEach(() => svc.clock.resume());
 
-  it("refuses another address, no configured contract, another function, too much value; then sends the right one", async () => {
-    const { orderId } = await placeOrder(await newPayment());
+  it("refuses another address, no configured contract, another function or order, another beneficiary, a wrong value; then sends the right one", async () => {
+    const { orderId, payer } = await placeOrder(await newPayment());
     svc.clock.advance(AUTO_CANCEL_MS);
     const configured = withDestination(fake.cancelTo);
     const authority = privateKeyToAccount(svc.deps.config.SETTLER_PRIVATE_KEY as Hex).address;
     const nonce = () => h().pub.getTransactionCount({ address: authority, blockTag: "pending" });
     const before = await nonce();
-    const refused = async (deps: AppDeps, error: string) => {
+    const refused = async (deps: AppDeps, error: string | RegExp) => {
       svc.clock.advance(CANCEL_RETRY_MS); // an attempt that went wrong is made again a minute later
       expect(await runBridgeOrders(deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
-      expect(await order(orderId)).toMatchObject({ status: "created", cancel_tx_hash: null, error });
+      const o = await order(orderId);
+      expect(o).toMatchObject({ status: "created", cancel_tx_hash: null });
+      if (typeof error === "string") expect(o.error).toBe(error);
+      else expect(o.error).toMatch(error);
     };
 
     // The provider's own address (the stack's deployments name the real BridgeDestination for 777177).
@@ -59,25 +66,36 @@ describe("the auto-cancel signs only our bridge contract's cancel (test clock)",
     await refused(svc.deps, `cancel-tx to ${fake.cancelTo}, not the bridge destination ${real}: refused`);
     await refused(withDestination(undefined), `no bridge destination contract configured for chain ${DST}: cannot cancel`);
     cancelAnswer(orderId, { data: `0xa9059cbb${"00".repeat(64)}` });
-    await refused(configured, "cancel-tx calls 0xa9059cbb, not sendEvmOrderCancel: refused");
+    await refused(configured, "cancel-tx calls 0xa9059cbb, not a DLN order cancel: refused");
     cancelAnswer(orderId, { data: "0x" });
-    await refused(configured, "cancel-tx calls 0x, not sendEvmOrderCancel: refused");
-    expect(configured.config.BRIDGE_CANCEL_MAX_VALUE_WEI).toBe(50_000_000_000_000_000n); // 0.05 ether by default
-    cancelAnswer(orderId, { value: "50000000000000001" });
-    await refused(configured, "cancel-tx value 50000000000000001 wei above BRIDGE_CANCEL_MAX_VALUE_WEI 50000000000000000: refused");
+    await refused(configured, "cancel-tx calls 0x, not a DLN order cancel: refused");
+    const o = fake.orders.get(orderId)!.order;
+    cancelAnswer(orderId, { data: cancelData({ ...o, takeAmount: o.takeAmount + 1n }, payer) });
+    await refused(configured, `cancel-tx order does not hash to ${orderId}: refused`);
+    const thief = privateKeyToAccount(generatePrivateKey()).address;
+    cancelAnswer(orderId, { data: cancelData(o, thief) });
+    await refused(configured, `cancel-tx refunds ${thief}, not the payer ${payer}: refused`);
+    // deBridge's fee is read from the gate behind the destination: below it the cancel would revert; and without a native
+    // price (777177 has none) at most the fee again may go to the keepers.
+    cancelAnswer(orderId, { value: String(MESSAGING_FEE - 1n) });
+    await refused(configured, `cancel-tx value ${MESSAGING_FEE - 1n} wei below the bridge's messaging fee ${MESSAGING_FEE}: would revert`);
+    cancelAnswer(orderId, { value: String(2n * MESSAGING_FEE + 1n) });
+    await refused(
+      configured,
+      /^cancel-tx value 2000000000000001 wei: 1000000000000001 above the messaging fee 1000000000000000, more than the 1000000000000000 allowed/,
+    );
     expect(await nonce()).toBe(before); // nothing signed or sent
 
-    // Our BridgeDestination's selector and DLN's are the two accepted.
-    expect(CANCEL_SELECTORS).toEqual(["0x1621f5c1", "0xd38d9626"]);
-    cancelAnswer(orderId, { value: "50000000000000000", to: fake.cancelTo.toUpperCase().replace("0X", "0x") });
+    cancelAnswer(orderId, { to: fake.cancelTo.toUpperCase().replace("0X", "0x") });
     svc.clock.advance(CANCEL_RETRY_MS - 1);
     expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 }); // not yet a minute
     svc.clock.advance(1);
     expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
-    const o = await order(orderId);
-    expect(o).toMatchObject({ status: "cancel_sent", error: null });
-    const tx = await h().pub.getTransaction({ hash: o.cancel_tx_hash });
-    expect([tx.to, tx.input, tx.value]).toEqual([fake.cancelTo, `0xd38d9626${orderId.slice(2)}`, 50_000_000_000_000_000n]);
+    const sent = await order(orderId);
+    expect(sent).toMatchObject({ status: "cancel_sent", error: null, refund_to: payer });
+    const tx = await h().pub.getTransaction({ hash: sent.cancel_tx_hash });
+    expect([tx.to, tx.input, tx.value]).toEqual([fake.cancelTo, cancelData(o, payer), MESSAGING_FEE + EXECUTION_FEE]);
+    expect(CANCEL_SELECTORS).toEqual(["0xd38d9626", "0x9327145d"]); // DLN's two
   });
 
   it("an unexpected error on one order is noted on it; the pass goes on to cancel the next", async () => {
@@ -85,10 +103,19 @@ describe("the auto-cancel signs only our bridge contract's cancel (test clock)",
     svc.clock.advance(1);
     const second = await placeOrder(await newPayment());
     svc.clock.advance(AUTO_CANCEL_MS);
-    // More native coin than the authority has: the node refuses the estimate (not a revert, not a domain error).
-    const deps = withDestination(fake.cancelTo, { BRIDGE_CANCEL_MAX_VALUE_WEI: 10n ** 40n });
-    cancelAnswer(first.orderId, { value: (10n ** 36n).toString() });
-    expect(await runBridgeOrders(deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
+    // The authority holds enough for the second cancel but not the first's (within the bound, above the balance): the
+    // node refuses the first's estimate (not a revert, not a domain error).
+    const authority = privateKeyToAccount(svc.deps.config.SETTLER_PRIVATE_KEY as Hex).address;
+    const setBalance = (wei: bigint) =>
+      h().pub.request({ method: "anvil_setBalance" as never, params: [authority, `0x${wei.toString(16)}`] as never });
+    const deps = withDestination(fake.cancelTo);
+    cancelAnswer(first.orderId, { value: String(2n * MESSAGING_FEE) });
+    await setBalance((3n * MESSAGING_FEE) / 2n);
+    try {
+      expect(await runBridgeOrders(deps)).toEqual({ adopted: 0, moved: 0, cancelsSent: 1 });
+    } finally {
+      await setBalance(10n ** 24n);
+    }
     const failed = await order(first.orderId);
     expect(failed).toMatchObject({ status: "created", cancel_tx_hash: null });
     expect(failed.error).toMatch(/^cancel failed: /);

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from "vitest";
-import { parseUnits, type Address, type Hex } from "viem";
+import { encodeFunctionData, parseUnits, zeroAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { testTokenAbi } from "../../../abis/TestToken.js";
 import { BridgeOrders, BridgeQuote } from "../../../api/openapi/schemas-bridge.js";
@@ -22,7 +22,10 @@ import { detector } from "../../../processors/detector.js";
 import { chainHelpers, waitFor } from "../../helpers/chain.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import type { DlnFake } from "./dln-fake.js";
-import { bridgeScene, DST } from "./scene.js";
+import { deBridgeGateAbi, dlnDestinationAbi } from "../../../modules/bridge/index.js";
+import { DLN_EVM } from "../../../chains/registry.js";
+import { readDeployments } from "../../../chains/runtime.js";
+import { bridgeScene, DST, EXECUTION_FEE, MESSAGING_FEE } from "./scene.js";
 
 // The payment side of cross-chain payments (modules/bridge/orders.ts, poll.ts) on the real stack (Postgres, Anvil
 // 777177 as the destination, the service's API and tx-sender), with a scripted DLN server as the provider: quotes
@@ -105,6 +108,7 @@ describe("GET /payments/{id}/bridge/quote", () => {
     expect(r.body.dstToken).toEqual({ address: usdt(), symbol: "USDT", decimals: 6, amount: "6.75", units: "6750000" });
     expect(r.body.srcToken.units).toBe("6775250"); // 6750000 * 1.003 + 5000
     expect(r.body.tx).toEqual({
+      kind: "evm",
       to: `0x${"ab".repeat(20)}`,
       data: "0xb9303701",
       value: "1000",
@@ -292,8 +296,14 @@ describe("expiry and the 5-minute auto-cancel (test clock)", () => {
     const receipt = await h().pub.waitForTransactionReceipt({ hash: o.cancel_tx_hash, pollingInterval: 100 });
     expect(receipt.status).toBe("success");
     const tx = await h().pub.getTransaction({ hash: o.cancel_tx_hash });
-    expect([tx.from, tx.to, tx.input, tx.value]).toEqual([authority.toLowerCase(), fake.cancelTo, `0xd38d9626${orderId.slice(2)}`, 0n]);
-    expect(fake.orders.get(orderId)!.params.get("srcChainRefundAddress")).toBe(payer);
+    // DLN's sendEvmOrderCancel of this order, refunding the payer, carrying deBridge's fee and the keepers' share.
+    const data = encodeFunctionData({
+      abi: dlnDestinationAbi,
+      functionName: "sendEvmOrderCancel",
+      args: [fake.orders.get(orderId)!.order, payer, EXECUTION_FEE],
+    });
+    expect([tx.from, tx.to, tx.input, tx.value]).toEqual([authority.toLowerCase(), fake.cancelTo, data, MESSAGING_FEE + EXECUTION_FEE]);
+    expect(fake.orders.get(orderId)!.params.get("srcChainOrderAuthorityAddress")).toBe(payer);
 
     // The next pass: the transaction is mined; the provider still says Created (not indexed): nothing is sent again.
     expect(await runBridgeOrders(configured)).toEqual({ adopted: 0, moved: 0, cancelsSent: 0 });
@@ -612,5 +622,157 @@ describe("end to end through the stand-in: USDT on 777177 paid in USDC from 137"
     } finally {
       await fetch(skip, { method: "DELETE" });
     }
+  });
+});
+
+describe("DLN's real terms through the stand-in: the messaging fee on 137, DLN's address, a pre-swapped refund", () => {
+  let e2e: TestService;
+  let shop3: { id: string; apiKey: string };
+  const BASE = inject("stackEnv").BRIDGE_API_URL;
+  const on = (chainId: number) => chainHelpers(e2e.deps.chains.find((c) => c.chainId === chainId)!);
+  const WAIT = { timeout: 150_000 };
+
+  beforeAll(async () => {
+    e2e = await startTestService({ env: { GAS_TANK_CONFIRMATIONS: "1", BRIDGE_POLL_INTERVAL_MS: "500" } });
+    shop3 = await e2e.newMerchant({ name: "DLN terms shop" });
+  });
+  afterAll(() => e2e?.stop());
+
+  async function pay(chainId: number, symbol: string, amount: string) {
+    const r = await e2e.http("POST", "/payments", {
+      apiKey: shop3.apiKey,
+      body: {
+        merchant: privateKeyToAccount(generatePrivateKey()).address,
+        chainId: String(chainId),
+        token: on(chainId).token(symbol).address,
+        amount,
+        orderId: `T-${Math.random()}`,
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const id = (r.body.url as string).split("/pay/")[1]!;
+    return { id, payment: (await e2e.deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [id])).rows[0]! };
+  }
+
+  /** A payer on `srcChainId` pays with `srcToken` (an ERC-20 minted first, or the native coin) and reports it. */
+  async function placeWith(paymentId: string, srcChainId: number, srcToken: Address, minted: bigint) {
+    const src = on(srcChainId);
+    const payer = await src.newPayer();
+    const native = srcToken === zeroAddress;
+    if (!native)
+      await src.wait(
+        await src
+          .walletOf(payer)
+          .writeContract({ address: srcToken, abi: testTokenAbi, functionName: "mint", args: [payer.address, minted] }),
+      );
+    const q = await e2e.http(
+      "GET",
+      `/payments/${paymentId}/bridge/quote?srcChainId=${srcChainId}&srcToken=${srcToken}&payer=${payer.address}`,
+    );
+    expect(q.status, JSON.stringify(q.body)).toBe(200);
+    const wallet = src.walletOf(payer);
+    if (!native)
+      await src.wait(
+        await wallet.writeContract({
+          address: srcToken,
+          abi: testTokenAbi,
+          functionName: "approve",
+          args: [(q.body.tx.allowanceTarget ?? q.body.tx.to) as Address, BigInt(q.body.srcToken.units)],
+        }),
+      );
+    const sent = await src.wait(await wallet.sendTransaction({ to: q.body.tx.to, data: q.body.tx.data, value: BigInt(q.body.tx.value) }));
+    await waitFor(
+      async () => {
+        const r = await e2e.http("POST", `/payments/${paymentId}/bridge/orders`, { body: { txHash: sent.transactionHash } });
+        if (r.status === 409) return null;
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body;
+      },
+      { ...WAIT, what: "order reported" },
+    );
+    return { payer, quote: q.body, orderId: q.body.orderId as string, sent };
+  }
+
+  const bridgeOrder = async (id: string) => (await e2e.deps.db.pool.query(`SELECT * FROM bridge_orders WHERE id = $1`, [id])).rows[0];
+
+  /** Leaves the payment's order unfilled (the stand-in's solver skips its recipient), runs `f`, then lets it fill again. */
+  async function unfilled<T>(payment: PaymentRow, f: () => Promise<T>): Promise<T> {
+    const skip = `${BASE}/local/solver/skip/${payment.recipient_address}`;
+    expect((await fetch(skip, { method: "POST" })).status).toBe(204);
+    try {
+      return await f();
+    } finally {
+      await fetch(skip, { method: "DELETE" });
+    }
+  }
+
+  async function cancelled(orderId: string) {
+    e2e.clock.advance(AUTO_CANCEL_MS);
+    await waitFor(
+      async () => {
+        await e2e.processors!.runOnce("bridge-orders");
+        return (await bridgeOrder(orderId)).status === "cancelled";
+      },
+      { ...WAIT, interval: 500, what: "order cancelled and refunded" },
+    );
+    return bridgeOrder(orderId);
+  }
+
+  it("a 137 payment's unfilled order is cancelled at DLN's DlnDestination (no BRIDGE_DESTINATION_ADDRESS_137) with its 0.5 MATIC fee; the payer is refunded exactly", async () => {
+    // No operator setting: the registry's DLN address is the destination, and the local 137 has the stand-in there.
+    const polygon = e2e.deps.chains.find((c) => c.chainId === 137)!;
+    const env = inject("stackEnv");
+    expect(env.BRIDGE_DESTINATION_ADDRESS_137).toBeUndefined();
+    expect(readDeployments(env).chains["137"]?.bridgeDestination).toBeUndefined();
+    expect(polygon.bridgeDestination).toBe(DLN_EVM.destination);
+    const { id, payment } = await pay(137, "USDC", "4");
+    const usdc777 = on(DST).token("USDC").address;
+    await unfilled(payment, async () => {
+      const { payer, quote: q, orderId } = await placeWith(id, DST, usdc777, 10_000_000n);
+      expect(q.preSwap).toBe(false); // USDC is a reserve asset: escrowed as it is
+      expect(await on(DST).balanceOf("USDC", payer.address)).toBe(10_000_000n - BigInt(q.srcToken.units));
+      const o = await cancelled(orderId);
+      const cancel = await on(137).pub.getTransaction({ hash: o.cancel_tx_hash });
+      expect(cancel.to).toBe(DLN_EVM.destination.toLowerCase());
+      // deBridge's fee, read the way the service reads it: the gate behind the destination, its global fixed fee.
+      const gate = await on(137).pub.readContract({ address: DLN_EVM.destination, abi: dlnDestinationAbi, functionName: "deBridgeGate" });
+      const fee = await on(137).pub.readContract({ address: gate, abi: deBridgeGateAbi, functionName: "globalFixedNativeFee" });
+      expect(fee).toBe(parseUnits("0.5", 18));
+      expect(cancel.value > fee).toBe(true); // the fee plus the keepers' execution fee
+      const receipt = await on(137).pub.getTransactionReceipt({ hash: o.cancel_tx_hash });
+      expect(receipt.status).toBe("success");
+      expect(await on(DST).balanceOf("USDC", payer.address)).toBe(10_000_000n); // every unit back
+      expect(o.refund_to).toBe(payer.address);
+    });
+  });
+
+  it("a pre-swapped input (USDT0) is refunded in USDC, srcChainTokenOut's amount: recorded, shown to the payer and the merchant", async () => {
+    const { id, payment } = await pay(DST, "USDT", "3");
+    const usdt137 = on(137).token("USDT0").address;
+    await unfilled(payment, async () => {
+      const { payer, quote: q, orderId } = await placeWith(id, 137, usdt137, 10_000_000n);
+      expect(q.preSwap).toBe(true);
+      expect(q.refund).toMatchObject({ address: on(137).token("USDC").address, symbol: "USDC", decimals: 6 });
+      expect(await on(137).balanceOf("USDT0", payer.address)).toBe(10_000_000n - BigInt(q.srcToken.units));
+      const o = await cancelled(orderId);
+      expect([o.refund_token, o.refund_symbol, o.refund_units]).toEqual([q.refund.address, "USDC", q.refund.units]);
+      // The USDT0 went to the swap; the refund is the USDC the order escrowed, exactly.
+      expect(await on(137).balanceOf("USDT0", payer.address)).toBe(10_000_000n - BigInt(q.srcToken.units));
+      expect(await on(137).balanceOf("USDC", payer.address)).toBe(BigInt(q.refund.units));
+      const view = (await e2e.http("GET", `/payments/${id}/bridge/orders`)).body.orders[0];
+      expect(view.refund).toMatchObject({
+        token: q.refund.address,
+        symbol: "USDC",
+        units: q.refund.units,
+        amount: q.refund.amount,
+        to: payer.address,
+      });
+      const list = await e2e.http("GET", `/v1/payments?orderId=${encodeURIComponent(payment.order_id)}`, { apiKey: shop3.apiKey });
+      expect(list.body.data[0].bridge).toMatchObject({
+        status: "cancelled",
+        srcToken: usdt137,
+        refund: { token: q.refund.address, symbol: "USDC", amount: q.refund.amount, to: payer.address },
+      });
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect } from "vitest";
-import type { Address } from "viem";
+import { parseEther, type Address, type Hex } from "viem";
+import { deBridgeGateStandInAbi, deBridgeGateStandInBytecode } from "../../../abis/DeBridgeGateStandIn.js";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { AppDeps } from "../../../core/deps.js";
 import type { PaymentRow } from "../../../modules/payments/index.js";
@@ -9,6 +10,10 @@ import { startDlnFake, type DlnFake } from "./dln-fake.js";
 
 /** The destination chain of these tests' payments. */
 export const DST = 777177;
+
+/** deBridge's messaging fee of the scene's gate (DLN's on Ethereum, Base, Arbitrum), and what cancel-tx adds for keepers. */
+export const MESSAGING_FEE = parseEther("0.001");
+export const EXECUTION_FEE = parseEther("0.0001");
 
 /**
  * The payment side of cross-chain payments on the real stack with a scripted DLN server as the provider: one test
@@ -31,7 +36,46 @@ export function bridgeScene(shopName: string) {
       env: { BRIDGE_API_URL: fake.url, BRIDGE_STATUS_REQUESTS_PER_MINUTE: "60000", BRIDGE_PROVIDER_REQUESTS_PER_MINUTE: "60000" },
     });
     shop = await svc.newMerchant({ name: shopName });
+    await placeCancelTarget();
   });
+
+  /**
+   * Where the fake's cancels go: an account answering every call with the address of a DeBridgeGate stand-in that
+   * charges MESSAGING_FEE (so the service reads the fee as from DLN's DlnDestination.deBridgeGate(), and the cancel
+   * itself just succeeds, however often a test sends it). Operators' BRIDGE_DESTINATION_ADDRESS is `withDestination`.
+   */
+  async function placeCancelTarget() {
+    const chain = h();
+    const owner = await chain.newPayer();
+    const wallet = chain.walletOf(owner);
+    const deployed = await chain.wait(
+      await wallet.deployContract({
+        abi: deBridgeGateStandInAbi,
+        bytecode: deBridgeGateStandInBytecode,
+        args: [owner.address, MESSAGING_FEE, 0],
+      }),
+    );
+    const gate = deployed.contractAddress!;
+    await chain.wait(
+      await wallet.writeContract({
+        address: gate,
+        abi: deBridgeGateStandInAbi,
+        functionName: "updateChainSupport",
+        args: [
+          [137n, 7565164n],
+          [
+            { fixedNativeFee: 0n, isSupported: true, transferFeeBps: 0 },
+            { fixedNativeFee: 0n, isSupported: true, transferFeeBps: 0 },
+          ],
+        ],
+      }),
+    );
+    // PUSH20 gate, PUSH1 0, MSTORE, PUSH1 32, PUSH1 0, RETURN: returns the gate (left-padded) to any call.
+    const code = `0x73${gate.slice(2)}60005260206000f3` as Hex;
+    await chain.pub.request({ method: "anvil_setCode" as never, params: [fake.cancelTo, code] as never });
+    fake.cancelValue = MESSAGING_FEE + EXECUTION_FEE;
+    fake.executionFee = EXECUTION_FEE;
+  }
   afterAll(async () => {
     await svc?.stop();
     await fake?.close();
