@@ -10,10 +10,12 @@ import { LOCAL_ROLES, localRoleEnv } from "./accounts.js";
 import { startAnvil, type Anvil } from "./anvil.js";
 import { DLN_ROUTER } from "./bridge/abi.js";
 import { startBridgeStandIn } from "./bridge/server.js";
+import { SolanaOrderBook } from "./bridge/solana-orders.js";
 import { startSolver } from "./bridge/solver.js";
 import { deployLocalChain, deploySanctionsOracle } from "./deploy.js";
 import { startPonder, ponderSchemaName, type PonderProcess } from "./ponder.js";
 import { startEmbeddedPostgres, type LocalPostgres } from "./postgres.js";
+import { LOCAL_SOLANA } from "./solana/accounts.js";
 import type { LocalSolana } from "./solana/svm.js";
 
 export type StackOptions = {
@@ -125,18 +127,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     let bridgeUrl: string | undefined;
     let solana: Stack["solana"];
     if (bridgeChains.length >= 2) {
-      const skipReceivers = new Set<string>();
-      const standIn = await startBridgeStandIn({ chains: bridgeChains, skipReceivers });
-      stops.push(() => standIn.close());
-      const solver = startSolver({
-        chains: bridgeChains,
-        account: LOCAL_ROLES.bridgeSolver,
-        skip: (o) => skipReceivers.has(o.receiver.toLowerCase()),
-      });
-      stops.push(() => solver.stop());
-      bridgeUrl = standIn.url;
-      log(`bridge      ${standIn.url} (DLN stand-in; solver ${LOCAL_ROLES.bridgeSolver.address})`);
-
       // Solana as a bridge source: litesvm in this process with USDC at Circle's mint address, behind a JSON-RPC
       // front. Loaded here only (a native module). In memory: a restart starts it afresh.
       const [{ createLocalSolana }, { startSolanaRpc }] = await Promise.all([import("./solana/svm.js"), import("./solana/rpc-server.js")]);
@@ -144,6 +134,25 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const front = await startSolanaRpc({ svm });
       stops.push(() => front.close());
       solana = { svm, rpcUrl: front.url };
+      // The give side of orders from Solana (the escrow key's USDC account; no DLN Solana program), shared by the
+      // stand-in (create-tx, status, order-ids by signature) and the solver (fills them, pays the escrow out).
+      const solanaOrders = await SolanaOrderBook.create(svm);
+      stops.push(async () => solanaOrders.close());
+
+      const skipReceivers = new Set<string>();
+      const standIn = await startBridgeStandIn({ chains: bridgeChains, skipReceivers, solana: solanaOrders });
+      stops.push(() => standIn.close());
+      const solver = startSolver({
+        chains: bridgeChains,
+        account: LOCAL_ROLES.bridgeSolver,
+        skip: (o) => skipReceivers.has(o.receiver.toLowerCase()),
+        solana: { book: solanaOrders, beneficiary: LOCAL_SOLANA.solver.address },
+      });
+      stops.push(() => solver.stop());
+      bridgeUrl = standIn.url;
+      log(
+        `bridge      ${standIn.url} (DLN stand-in; solver ${LOCAL_ROLES.bridgeSolver.address}, on Solana ${LOCAL_SOLANA.solver.address})`,
+      );
       log(`solana      ${front.url} (litesvm stand-in; USDC at ${SOLANA.usdc.mint}; not kept across restarts)`);
     }
 

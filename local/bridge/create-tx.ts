@@ -1,14 +1,18 @@
 import { encodeFunctionData, erc20Abi, getAddress, isAddress, zeroAddress, type Address, type Hex } from "viem";
 import type { ActiveToken } from "../../chains/runtime.js";
-import { bridgeRouterStandInAbi, bridgeSourceAbi, evmAddressToBytes, type DlnOrder } from "./abi.js";
+import { isSolanaAddress, SOLANA } from "../../chains/solana.js";
+import { solanaKeyHex } from "../../modules/bridge/index.js";
+import { bridgeRouterStandInAbi, bridgeSourceAbi, DLN_SOLANA_CHAIN_ID, evmAddressToBytes, type DlnOrder } from "./abi.js";
 import type { BridgeChain, OrderBook } from "./orders.js";
 import { isReserve, preSwapOf, swapInFor, swapOut } from "./preswap.js";
-import { bridgeToken, quoteExactIn, quoteExactOut, usdPrice18, type Quote, type QuoteTerms } from "./quote.js";
+import { bridgeToken, quoteExactIn, quoteExactOut, usdPrice18, type PricedToken, type Quote, type QuoteTerms } from "./quote.js";
+import { SOLANA_FIX_FEE, type SolanaOrderBook } from "./solana-orders.js";
 
 // GET /v1.0/dln/order/create-tx of the local stand-in: DLN's parameters and response shape (research notes in
 // docs/bridge.md), priced by quote.ts, with a `tx` that calls our BridgeSource.createOrder with DLN's Order, or, for
 // an input that is not a reserve asset, the pre-swap router's swapAndCreateOrder (preswap.ts), as DLN's API sends such
-// inputs through DeBridgeRouter.
+// inputs through DeBridgeRouter. From Solana (srcChainId 7565164, USDC only) `tx` is DLN's shape for Solana, `{data}`:
+// an unsigned v0 transaction paying the stand-in's escrow (solana-orders.ts; no DLN Solana program: DESIGN option b).
 
 /** An error answered with DLN's envelope `{errorCode, errorId, errorMessage}`. */
 export class DlnError extends Error {
@@ -53,6 +57,8 @@ export type CreateTxContext = {
   fulfillmentDelay: number;
   /** The next order salt (a millisecond timestamp, strictly increasing, like DLN's). */
   nextSalt(): bigint;
+  /** The give side of Solana-source orders, when the local Solana runs (else srcChainId 7565164 is unknown). */
+  solana?: SolanaOrderBook;
 };
 
 /** Chains that can be both ends of an order (both bridge contracts deployed). */
@@ -84,8 +90,8 @@ async function tokenName(ctx: CreateTxContext, chain: BridgeChain, token: Active
  *     dstChainId: "777177", dstChainTokenOut: usdc777177, dstChainTokenOutAmount: "10000000" }), ctx)
  *   // { estimation: { srcChainTokenIn: { amount: "10130000", … }, dstChainTokenOut: { amount: "10000000", … }, … }, … }
  */
-export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promise<Record<string, unknown>> {
-  const chains = bridgeable(ctx.chains);
+/** The query's parameters, read and checked one by one (DLN's INVALID_QUERY_PARAMETERS on a bad one). */
+function reader(q: URLSearchParams) {
   const param = (name: string) => {
     const v = q.get(name)?.trim();
     return v ? v : undefined;
@@ -95,25 +101,128 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
     if (v === undefined) throw invalid(`${name} should not be empty`);
     return v;
   };
-  const chainParam = (name: string) => {
-    const v = need(name);
-    const c = /^\d+$/.test(v) ? chains.find((x) => x.chainId === Number(v)) : undefined;
-    if (!c) throw invalid(`${name} must be one of the following values: ${chains.map((x) => x.chainId).join(", ")}`);
-    return c;
+  return {
+    param,
+    need,
+    chain(name: string, chains: BridgeChain[], extra: number[] = []) {
+      const v = need(name);
+      const c = /^\d+$/.test(v) ? chains.find((x) => x.chainId === Number(v)) : undefined;
+      if (!c) throw invalid(`${name} must be one of the following values: ${[...chains.map((x) => x.chainId), ...extra].join(", ")}`);
+      return c;
+    },
+    address(name: string): Address | undefined {
+      const v = param(name);
+      if (v === undefined) return undefined;
+      if (!isAddress(v, { strict: false })) throw invalid(`${name} is not a valid EVM address`);
+      return getAddress(v);
+    },
+    /** A Solana account: base58 of 32 bytes. */
+    solanaAddress(name: string): string | undefined {
+      const v = param(name);
+      if (v === undefined) return undefined;
+      if (!isSolanaAddress(v)) throw invalid(`${name} is not a valid Solana address (base58 of 32 bytes)`);
+      return v;
+    },
+    amount(name: string): bigint | "auto" {
+      const v = param(name) ?? "auto";
+      if (v === "auto") return v;
+      if (!/^\d+$/.test(v)) throw invalid(`${name} must be an integer amount in the token's smallest units or "auto"`);
+      if (BigInt(v) === 0n) throw invalid(`${name} must be positive`);
+      return BigInt(v);
+    },
   };
-  const addressParam = (name: string): Address | undefined => {
-    const v = param(name);
-    if (v === undefined) return undefined;
-    if (!isAddress(v, { strict: false })) throw invalid(`${name} is not a valid EVM address`);
-    return getAddress(v);
-  };
-  const amountParam = (name: string): bigint | "auto" => {
-    const v = param(name) ?? "auto";
-    if (v === "auto") return v;
-    if (!/^\d+$/.test(v)) throw invalid(`${name} must be an integer amount in the token's smallest units or "auto"`);
-    if (BigInt(v) === 0n) throw invalid(`${name} must be positive`);
-    return BigInt(v);
-  };
+}
+type Reader = ReturnType<typeof reader>;
+
+/** srcChainTokenInAmount and dstChainTokenOutAmount: exactly one is "auto". */
+function readAmounts(p: Reader): { amountIn: bigint | "auto"; amountOut: bigint | "auto" } {
+  if (p.param("srcChainTokenInAmount") === "max") throw invalid(`srcChainTokenInAmount=max is not supported by the local stand-in`);
+  p.need("srcChainTokenInAmount");
+  const amountIn = p.amount("srcChainTokenInAmount");
+  const amountOut = p.amount("dstChainTokenOutAmount");
+  if ((amountIn === "auto") === (amountOut === "auto"))
+    throw invalid('exactly one of srcChainTokenInAmount and dstChainTokenOutAmount must be "auto"');
+  return { amountIn, amountOut };
+}
+
+/** Affiliate parameters: both or neither, and a fee of 0 (the local contracts take none). */
+function checkAffiliate(p: Reader, recipient: (name: string) => string | undefined) {
+  const affiliatePercent = p.param("affiliateFeePercent");
+  const affiliateRecipient = recipient("affiliateFeeRecipient");
+  if (affiliatePercent !== undefined && !affiliateRecipient)
+    throw new DlnError("AFFILIATE_FEE_RECIPIENT_NOT_SET", "affiliateFeeRecipient must be set with affiliateFeePercent");
+  if (affiliateRecipient && affiliatePercent === undefined)
+    throw new DlnError("AFFILIATE_FEE_PERCENT_NOT_SET", "affiliateFeePercent must be set with affiliateFeeRecipient");
+  if (affiliatePercent !== undefined && !/^0*(\.0*)?$/.test(affiliatePercent))
+    throw invalid("affiliate fees are not supported by the local stand-in (affiliateFeePercent must be 0)");
+}
+
+/**
+ * With none of recipient and authorities: an estimation only (DLN's behaviour), false; with some: all are needed, and
+ * the sender, true.
+ */
+function orderRequested(orderParams: Record<string, string | undefined>, sender: string | undefined): boolean {
+  const given = Object.entries(orderParams).filter(([, v]) => v);
+  if (given.length && given.length < Object.keys(orderParams).length)
+    throw invalid(
+      `${Object.keys(orderParams)
+        .filter((k) => !orderParams[k])
+        .join(", ")} should not be empty`,
+    );
+  if (given.length && !sender) throw new DlnError("SENDER_ADDRESS_EMPTY", "senderAddress should not be empty");
+  return given.length > 0;
+}
+
+/** The quote for the requested amount: exact out (srcChainTokenInAmount=auto) or exact in. */
+function quoteFor(amounts: ReturnType<typeof readAmounts>, give: PricedToken, out: PricedToken, terms: QuoteTerms): Quote {
+  if (amounts.amountOut !== "auto") return quoteExactOut(amounts.amountOut, give, out, terms);
+  const quote = quoteExactIn(amounts.amountIn as bigint, give, out, terms);
+  if (!quote) throw new DlnError("ERROR_LOW_GIVE_AMOUNT", "srcChainTokenInAmount does not cover the fees");
+  return quote;
+}
+
+type TokenJson = { address: string; chainId: number; decimals: number; name: string; symbol: string };
+
+/** DLN's estimation of a quote, with the give token's costs (shared by EVM and Solana sources). */
+function costsDetails(srcChainId: number, giveToken: string, quote: Quote, terms: QuoteTerms) {
+  const net = quote.amountIn - quote.operatingExpense;
+  return [
+    {
+      chain: String(srcChainId),
+      tokenIn: giveToken,
+      tokenOut: giveToken,
+      amountIn: String(quote.amountIn),
+      amountOut: String(net),
+      type: "EstimatedOperatingExpenses",
+      payload: { feeAmount: String(quote.operatingExpense) },
+    },
+    {
+      chain: String(srcChainId),
+      tokenIn: giveToken,
+      tokenOut: giveToken,
+      amountIn: String(net),
+      amountOut: String(net - quote.takerMargin),
+      type: "TakerMargin",
+      payload: { feeAmount: String(quote.takerMargin), feeBps: String(terms.feeBps) },
+    },
+  ];
+}
+
+const dstTokenJson = (json: TokenJson, quote: Quote) => ({
+  ...json,
+  amount: String(quote.amountOut),
+  recommendedAmount: String(quote.amountOut),
+  maxTheoreticalAmount: String(quote.amountOut),
+});
+
+export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promise<Record<string, unknown>> {
+  const p = reader(q);
+  if (ctx.solana && p.param("srcChainId") === String(DLN_SOLANA_CHAIN_ID)) return solanaCreateTx(p, ctx, ctx.solana);
+  const chains = bridgeable(ctx.chains);
+  const chainParam = (name: string) => p.chain(name, chains, ctx.solana && name === "srcChainId" ? [DLN_SOLANA_CHAIN_ID] : []);
+  const addressParam = p.address;
+  const need = p.need;
+  const param = p.param;
 
   const src = chainParam("srcChainId");
   const dst = chainParam("dstChainId");
@@ -125,12 +234,7 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
   if (!tokenIn) throw new DlnError("UNSUPPORTED_TOKEN_IN", `token ${tokenInAddress} is not supported on chain ${src.chainId}`);
   const tokenOut = bridgeToken(dst, tokenOutAddress);
   if (!tokenOut) throw new DlnError("UNSUPPORTED_TOKEN_OUT", `token ${tokenOutAddress} is not supported on chain ${dst.chainId}`);
-  if (param("srcChainTokenInAmount") === "max") throw invalid(`srcChainTokenInAmount=max is not supported by the local stand-in`);
-  need("srcChainTokenInAmount");
-  const amountInParam = amountParam("srcChainTokenInAmount");
-  const amountOut = amountParam("dstChainTokenOutAmount");
-  if ((amountInParam === "auto") === (amountOut === "auto"))
-    throw invalid('exactly one of srcChainTokenInAmount and dstChainTokenOutAmount must be "auto"');
+  const amounts = readAmounts(p);
 
   const recipient = addressParam("dstChainTokenOutRecipient");
   const sender = addressParam("senderAddress");
@@ -140,29 +244,11 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
   // Binds the order's allowedCancelBeneficiarySrc (the name deBridge's own example types use; optional).
   const cancelBeneficiary = addressParam("srcAllowedCancelBeneficiary");
   const prepend = param("prependOperatingExpenses") === "true";
-  const affiliatePercent = param("affiliateFeePercent");
-  const affiliateRecipient = addressParam("affiliateFeeRecipient");
-  if (affiliatePercent !== undefined && !affiliateRecipient)
-    throw new DlnError("AFFILIATE_FEE_RECIPIENT_NOT_SET", "affiliateFeeRecipient must be set with affiliateFeePercent");
-  if (affiliateRecipient && affiliatePercent === undefined)
-    throw new DlnError("AFFILIATE_FEE_PERCENT_NOT_SET", "affiliateFeePercent must be set with affiliateFeeRecipient");
-  if (affiliatePercent !== undefined && !/^0*(\.0*)?$/.test(affiliatePercent))
-    throw invalid("affiliate fees are not supported by the local stand-in (affiliateFeePercent must be 0)");
-
-  // With none of recipient and authorities: an estimation only (DLN's behaviour); with some: all are needed.
-  const orderParams = {
-    dstChainTokenOutRecipient: recipient,
-    srcChainOrderAuthorityAddress: srcAuthority,
-    dstChainOrderAuthorityAddress: dstAuthority,
-  };
-  const given = Object.entries(orderParams).filter(([, v]) => v);
-  if (given.length && given.length < 3)
-    throw invalid(
-      `${Object.keys(orderParams)
-        .filter((k) => !orderParams[k as keyof typeof orderParams])
-        .join(", ")} should not be empty`,
-    );
-  if (given.length && !sender) throw new DlnError("SENDER_ADDRESS_EMPTY", "senderAddress should not be empty");
+  checkAffiliate(p, addressParam);
+  const given = orderRequested(
+    { dstChainTokenOutRecipient: recipient, srcChainOrderAuthorityAddress: srcAuthority, dstChainOrderAuthorityAddress: dstAuthority },
+    sender,
+  );
 
   // A non-reserve input is swapped to the chain's USDC first: the order gives (escrows, refunds) USDC.
   const preSwap = isReserve(src, tokenIn)
@@ -178,15 +264,14 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
   const pgive = { decimals: giveToken.decimals, price18: priceGive };
   const pout = { decimals: tokenOut.decimals, price18: priceOut };
   // quote.amountIn is the order's giveAmount (in giveToken); amountIn what the payer sends (in tokenIn).
-  let quote: Quote | null;
+  let quote: Quote;
   let amountIn: bigint;
-  if (amountOut !== "auto") {
-    quote = quoteExactOut(amountOut, pgive, pout, ctx.terms);
+  if (amounts.amountOut !== "auto") {
+    quote = quoteFor(amounts, pgive, pout, ctx.terms);
     amountIn = preSwap ? swapInFor(preSwap, quote.amountIn) : quote.amountIn;
   } else {
-    amountIn = amountInParam as bigint;
-    quote = quoteExactIn(preSwap ? swapOut(preSwap, amountIn) : amountIn, pgive, pout, ctx.terms);
-    if (!quote) throw new DlnError("ERROR_LOW_GIVE_AMOUNT", "srcChainTokenInAmount does not cover the fees");
+    amountIn = amounts.amountIn as bigint;
+    quote = quoteFor({ ...amounts, amountIn: preSwap ? swapOut(preSwap, amountIn) : amountIn }, pgive, pout, ctx.terms);
   }
   // What the swap gives (>= giveAmount: the rounding surplus goes to the refund address).
   const swapped = preSwap ? swapOut(preSwap, amountIn) : quote.amountIn;
@@ -210,7 +295,6 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
     name,
     symbol: t.symbol,
   });
-  const net = quote.amountIn - quote.operatingExpense;
   const body: Record<string, unknown> = {
     estimation: {
       srcChainTokenIn: {
@@ -232,33 +316,9 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
             },
           }
         : {}),
-      dstChainTokenOut: {
-        ...tokenJson(dst, tokenOut, nameOut),
-        amount: String(quote.amountOut),
-        recommendedAmount: String(quote.amountOut),
-        maxTheoreticalAmount: String(quote.amountOut),
-      },
+      dstChainTokenOut: dstTokenJson(tokenJson(dst, tokenOut, nameOut), quote),
       recommendedSlippage: 0,
-      costsDetails: [
-        {
-          chain: String(src.chainId),
-          tokenIn: giveToken.address,
-          tokenOut: giveToken.address,
-          amountIn: String(quote.amountIn),
-          amountOut: String(net),
-          type: "EstimatedOperatingExpenses",
-          payload: { feeAmount: String(quote.operatingExpense) },
-        },
-        {
-          chain: String(src.chainId),
-          tokenIn: giveToken.address,
-          tokenOut: giveToken.address,
-          amountIn: String(net),
-          amountOut: String(net - quote.takerMargin),
-          type: "TakerMargin",
-          payload: { feeAmount: String(quote.takerMargin), feeBps: String(ctx.terms.feeBps) },
-        },
-      ],
+      costsDetails: costsDetails(src.chainId, giveToken.address, quote, ctx.terms),
     },
     ...(prepend
       ? { prependedOperatingExpenseCost: String(preSwap ? swapInFor(preSwap, quote.operatingExpense) : quote.operatingExpense) }
@@ -266,7 +326,7 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
     fixFee: String(fixFee),
     order: { approximateFulfillmentDelay: ctx.fulfillmentDelay },
   };
-  if (!given.length) return body;
+  if (!given) return body;
 
   const salt = ctx.nextSalt();
   // DLN's order as DlnSource would build it from the creation: makerSrc = the sender (tx.origin), the patch authority
@@ -311,6 +371,104 @@ export async function createTx(q: URLSearchParams, ctx: CreateTxContext): Promis
   return {
     ...body,
     tx,
+    orderId,
+    order: { approximateFulfillmentDelay: ctx.fulfillmentDelay, salt: Number(salt) },
+  };
+}
+
+/**
+ * create-tx from Solana (srcChainId 7565164) to a local EVM chain: USDC in (Circle's mint, the only token; priced as
+ * 1.00 USD like EVM USDC), base58 source addresses, DLN's `tx = {data}` with the unsigned v0 transaction that pays the
+ * stand-in's escrow (solana-orders.ts), and the creation `fixFee` in lamports (DLN's 0.015 SOL).
+ *
+ *   await createTx(new URLSearchParams({ srcChainId: "7565164", srcChainTokenIn: SOLANA.usdc.mint, … }), ctx)
+ *   // { estimation: { srcChainTokenIn: { address: "EPjF…Dt1v", chainId: 7565164, … } }, tx: { data: "0x01…" }, orderId, fixFee: "15000000", … }
+ */
+async function solanaCreateTx(p: Reader, ctx: CreateTxContext, solana: SolanaOrderBook): Promise<Record<string, unknown>> {
+  const dst = p.chain(
+    "dstChainId",
+    ctx.chains.filter((c) => c.bridgeDestination),
+  );
+  const tokenInMint = p.need("srcChainTokenIn");
+  if (!isSolanaAddress(tokenInMint)) throw invalid("srcChainTokenIn is not a valid Solana address (base58 of 32 bytes)");
+  const tokenOutAddress = p.address("dstChainTokenOut") ?? p.need("dstChainTokenOut");
+  const usdc = SOLANA.usdc;
+  if (tokenInMint !== usdc.mint)
+    throw new DlnError(
+      "UNSUPPORTED_TOKEN_IN",
+      `token ${tokenInMint} is not supported on chain ${DLN_SOLANA_CHAIN_ID} (the local stand-in takes USDC only)`,
+    );
+  const tokenOut = bridgeToken(dst, tokenOutAddress);
+  if (!tokenOut) throw new DlnError("UNSUPPORTED_TOKEN_OUT", `token ${tokenOutAddress} is not supported on chain ${dst.chainId}`);
+  const amounts = readAmounts(p);
+
+  const recipient = p.address("dstChainTokenOutRecipient");
+  const sender = p.solanaAddress("senderAddress");
+  const srcAuthority = p.solanaAddress("srcChainOrderAuthorityAddress");
+  const dstAuthority = p.address("dstChainOrderAuthorityAddress");
+  p.solanaAddress("srcChainRefundAddress"); // checked; unused (no pre-swap on Solana here)
+  const cancelBeneficiary = p.solanaAddress("srcAllowedCancelBeneficiary");
+  const prepend = p.param("prependOperatingExpenses") === "true";
+  checkAffiliate(p, p.solanaAddress);
+  const given = orderRequested(
+    { dstChainTokenOutRecipient: recipient, srcChainOrderAuthorityAddress: srcAuthority, dstChainOrderAuthorityAddress: dstAuthority },
+    sender,
+  );
+
+  const priceOut = await usdPrice18(ctx.chains, ctx.book.clients, dst, tokenOut);
+  if (!priceOut) throw new DlnError("UNSUPPORTED_TOKEN_OUT", `no USD price for ${tokenOut.symbol} on chain ${dst.chainId}`);
+  const quote = quoteFor(
+    amounts,
+    { decimals: usdc.decimals, price18: 10n ** 18n },
+    { decimals: tokenOut.decimals, price18: priceOut },
+    ctx.terms,
+  );
+  const nameOut = await tokenName(ctx, dst, tokenOut);
+  const tokenIn = { address: usdc.mint, chainId: DLN_SOLANA_CHAIN_ID, decimals: usdc.decimals, name: "USD Coin", symbol: usdc.symbol };
+  const body: Record<string, unknown> = {
+    estimation: {
+      srcChainTokenIn: {
+        ...tokenIn,
+        amount: String(quote.amountIn),
+        approximateOperatingExpense: String(quote.operatingExpense),
+        mutatedWithOperatingExpense: prepend,
+      },
+      dstChainTokenOut: dstTokenJson(
+        { address: tokenOut.address, chainId: dst.chainId, decimals: tokenOut.decimals, name: nameOut, symbol: tokenOut.symbol },
+        quote,
+      ),
+      recommendedSlippage: 0,
+      costsDetails: costsDetails(DLN_SOLANA_CHAIN_ID, usdc.mint, quote, ctx.terms),
+    },
+    ...(prepend ? { prependedOperatingExpenseCost: String(quote.operatingExpense) } : {}),
+    fixFee: String(SOLANA_FIX_FEE),
+    order: { approximateFulfillmentDelay: ctx.fulfillmentDelay },
+  };
+  if (!given) return body;
+
+  const salt = ctx.nextSalt();
+  // DLN's order with 32-byte Solana fields (makerSrc = the signer, the mint, the patch authority).
+  const order: DlnOrder = {
+    makerOrderNonce: salt,
+    makerSrc: solanaKeyHex(sender!),
+    giveChainId: BigInt(DLN_SOLANA_CHAIN_ID),
+    giveTokenAddress: solanaKeyHex(usdc.mint),
+    giveAmount: quote.amountIn,
+    takeChainId: BigInt(dst.chainId),
+    takeTokenAddress: evmAddressToBytes(tokenOut.address),
+    takeAmount: quote.amountOut,
+    receiverDst: evmAddressToBytes(recipient!),
+    givePatchAuthoritySrc: solanaKeyHex(srcAuthority!),
+    orderAuthorityAddressDst: evmAddressToBytes(dstAuthority!),
+    allowedTakerDst: "0x",
+    allowedCancelBeneficiarySrc: cancelBeneficiary ? solanaKeyHex(cancelBeneficiary) : "0x",
+    externalCall: "0x",
+  };
+  const orderId: Hex = ctx.book.remember(order).orderId;
+  const data = await solana.createTransactionHex(solana.quote(orderId, order, SOLANA_FIX_FEE));
+  return {
+    ...body,
+    tx: { data },
     orderId,
     order: { approximateFulfillmentDelay: ctx.fulfillmentDelay, salt: Number(salt) },
   };

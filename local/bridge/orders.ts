@@ -1,7 +1,17 @@
 import { parseEventLogs, size, TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from "viem";
 import { publicClients } from "../../chains/clients.js";
 import type { ActiveChain } from "../../chains/runtime.js";
-import { bridgeDestinationAbi, bridgeSourceAbi, bytesToEvmAddress, dlnOrderId, GIVE, TAKE, type DlnOrder } from "./abi.js";
+import {
+  bridgeDestinationAbi,
+  bridgeSourceAbi,
+  bytesToEvmAddress,
+  DLN_SOLANA_CHAIN_ID,
+  dlnOrderId,
+  GIVE,
+  TAKE,
+  type DlnOrder,
+} from "./abi.js";
+import type { SolanaOrderBook } from "./solana-orders.js";
 
 /** A local chain with the bridge contracts (either may be missing: then it is neither source nor destination). */
 export type BridgeChain = ActiveChain & { bridgeSource?: Address; bridgeDestination?: Address };
@@ -13,8 +23,8 @@ export type DlnStatus = "None" | "Created" | "Fulfilled" | "SentUnlock" | "Claim
 export type OrderFacts = {
   orderId: Hex;
   order: DlnOrder;
-  /** The source transaction that created it (absent while it is only quoted). */
-  createdTx?: Hex;
+  /** The source transaction that created it (absent while it is only quoted): a hash, or a Solana signature (base58). */
+  createdTx?: Hex | string;
   /** Who may unlock it, the taker (FulfilledOrder's unlockAuthority). */
   taker?: Address;
   /** Whom the taker asked the source to pay (SentOrderUnlock), not yet claimed unless `closed`. */
@@ -52,7 +62,8 @@ const LOG_CHUNK = 5_000n;
 /**
  * Every bridge order of the local chains, rebuilt from the contracts' logs (CreatedOrder, FulfilledOrder,
  * SentOrderUnlock, SentOrderCancel, ClaimedUnlock, ClaimedOrderCancel) from each chain's start block, plus the
- * orders quoted but not (yet) created. Nothing is stored: a restart reads the logs again.
+ * orders quoted but not (yet) created. Nothing is stored: a restart reads the logs again. With a SolanaOrderBook,
+ * orders from Solana (7565164) too: their give side (Created, claims) is that book's, their take side the destination's.
  *
  *   const book = new OrderBook(chains);
  *   await book.sync();
@@ -70,6 +81,8 @@ export class OrderBook {
   constructor(
     readonly chains: BridgeChain[],
     clients?: Map<number, PublicClient>,
+    /** The give side of Solana-source orders (solana-orders.ts), when the local Solana runs. */
+    readonly solana?: SolanaOrderBook,
   ) {
     this.clients = clients ?? publicClients(chains);
   }
@@ -130,11 +143,13 @@ export class OrderBook {
     const src = this.chain(f.order.giveChainId);
     const dst = this.chain(f.order.takeChainId);
     const [give, take] = await Promise.all([
-      src?.bridgeSource
-        ? this.client(src.chainId)
-            .readContract({ address: src.bridgeSource, abi: bridgeSourceAbi, functionName: "giveOrders", args: [f.orderId] })
-            .then((s) => s[0])
-        : 0,
+      f.order.giveChainId === BigInt(DLN_SOLANA_CHAIN_ID)
+        ? (this.solana?.giveStatus(f.orderId) ?? GIVE.NotSet)
+        : src?.bridgeSource
+          ? this.client(src.chainId)
+              .readContract({ address: src.bridgeSource, abi: bridgeSourceAbi, functionName: "giveOrders", args: [f.orderId] })
+              .then((s) => s[0])
+          : 0,
       dst?.bridgeDestination
         ? this.client(dst.chainId)
             .readContract({ address: dst.bridgeDestination, abi: bridgeDestinationAbi, functionName: "takeOrders", args: [f.orderId] })
@@ -180,6 +195,13 @@ export class OrderBook {
   }
 
   private async syncOnce(): Promise<void> {
+    // Solana orders first: a destination event of one (SentOrderCancel) then finds its entry.
+    for (const s of this.solana?.created() ?? []) {
+      const f = this.entry(s.orderId, s.order);
+      f.createdTx ??= s.createdTx;
+      if (s.give === GIVE.ClaimedUnlock) f.closed = "ClaimedUnlock";
+      if (s.give === GIVE.ClaimedCancel) f.closed = "ClaimedOrderCancel";
+    }
     await Promise.all(this.chains.map((c) => this.syncChain(c)));
   }
 

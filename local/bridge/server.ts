@@ -1,12 +1,15 @@
 import { serve } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import { encodeFunctionData, getAddress, isAddress, size, type Hex } from "viem";
+import { SOLANA } from "../../chains/solana.js";
 import { firstLine, logger } from "../../core/log.js";
+import { solanaKeyOfHex } from "../../modules/bridge/index.js";
 import { bridgeDestinationAbi, bytesToEvmAddress, DLN_SOLANA_CHAIN_ID, GIVE, TAKE } from "./abi.js";
 import { bridgeable, createTx, DlnError, errorBody, type CreateTxContext } from "./create-tx.js";
 import { coversSolanaRewards, messageValue, readGateFee, SOLANA_DIVIDER } from "./gate-fee.js";
 import { OrderBook, type BridgeChain } from "./orders.js";
 import { DEFAULT_TERMS, type QuoteTerms } from "./quote.js";
+import { isSignature, type SolanaOrderBook } from "./solana-orders.js";
 
 // The local stand-in of deBridge DLN's HTTP API (https://dln.debridge.finance): the paths and JSON shapes the
 // service's DLN adapter speaks, answered from our bridge contracts on the local chains. BRIDGE_API_URL = `url`.
@@ -24,6 +27,11 @@ export type BridgeStandInOptions = {
    * given, POST/DELETE /local/solver/skip/{address} edit it (tests in other processes than the stack's).
    */
   skipReceivers?: Set<string>;
+  /**
+   * The give side of Solana-source orders (the local Solana runs): create-tx takes srcChainId 7565164, order-ids
+   * takes a transaction signature. Shared with the solver's `solana.book`.
+   */
+  solana?: SolanaOrderBook;
 };
 
 export type BridgeStandIn = {
@@ -58,6 +66,7 @@ export function createBridgeApp(opts: BridgeStandInOptions, book: OrderBook, req
     book,
     terms: opts.terms ?? DEFAULT_TERMS,
     fulfillmentDelay: opts.fulfillmentDelay ?? 3,
+    solana: opts.solana,
     nextSalt() {
       const now = BigInt(Date.now());
       lastSalt = now > lastSalt ? now : lastSalt + 1n;
@@ -99,9 +108,9 @@ export function createBridgeApp(opts: BridgeStandInOptions, book: OrderBook, req
     const o = f.order;
     const solanaSource = o.giveChainId === BigInt(DLN_SOLANA_CHAIN_ID);
     const dst = book.chain(o.takeChainId);
-    // A Solana-source order has no EVM source contract here: only the destination's state counts.
+    // A Solana-source order's give status is the Solana order book's (its escrow transfer landed).
     const { give, take } = await book.statuses(f);
-    if ((!solanaSource && give !== GIVE.Created) || take !== TAKE.NotSet || !dst?.bridgeDestination)
+    if (give !== GIVE.Created || take !== TAKE.NotSet || !dst?.bridgeDestination)
       throw new DlnError(
         "ORDER_NOT_CANCELLABLE",
         `order ${f.orderId} cannot be cancelled: only an unfulfilled order created on the source can`,
@@ -137,7 +146,8 @@ export function createBridgeApp(opts: BridgeStandInOptions, book: OrderBook, req
       value: String(value),
       chainId: dst.chainId,
       from: bytesToEvmAddress(o.orderAuthorityAddressDst),
-      cancelBeneficiary: size(beneficiary) === 20 ? bytesToEvmAddress(beneficiary) : beneficiary,
+      // DLN's API names the beneficiary in the source chain's own format: base58 for a Solana key.
+      cancelBeneficiary: size(beneficiary) === 20 ? bytesToEvmAddress(beneficiary) : solanaKeyOfHex(beneficiary),
     });
   });
 
@@ -145,6 +155,8 @@ export function createBridgeApp(opts: BridgeStandInOptions, book: OrderBook, req
   app.get("/v1.0/dln/order/:id", async (c) => {
     const f = await orderOf(c);
     const o = f.order;
+    // A Solana order's creating signature is the Solana order book's (the book here syncs only for unknown ids).
+    const createdTx = f.createdTx ?? opts.solana?.get(f.orderId)?.createdTx;
     const party = (b: Hex) => (size(b) === 20 ? bytesToEvmAddress(b) : b);
     return c.json({
       orderId: f.orderId,
@@ -162,18 +174,27 @@ export function createBridgeApp(opts: BridgeStandInOptions, book: OrderBook, req
         allowedCancelBeneficiarySrc: o.allowedCancelBeneficiarySrc === "0x" ? null : party(o.allowedCancelBeneficiarySrc),
         externalCall: null,
       },
-      ...(f.createdTx ? { srcChainTxHash: f.createdTx } : {}),
+      ...(createdTx ? { srcChainTxHash: createdTx } : {}),
     });
   });
 
   app.get("/v1.0/dln/tx/:hash/order-ids", async (c) => {
     const hash = c.req.param("hash");
-    if (!ID_RE.test(hash)) throw new DlnError("INVALID_QUERY_PARAMETERS", "hash must be a 32-byte transaction hash");
+    // A Solana transaction's signature (base58, 64 bytes): the orders its escrow transfer created ([] before it landed).
+    if (opts.solana && isSignature(hash)) return c.json({ orderIds: opts.solana.orderIdsOfSignature(hash) });
+    if (!ID_RE.test(hash))
+      throw new DlnError("INVALID_QUERY_PARAMETERS", "hash must be a 32-byte transaction hash or a Solana transaction signature");
     return c.json({ orderIds: await book.orderIdsOfTx(hash as Hex) });
   });
 
   app.get("/v1.0/supported-chains-info", (c) =>
-    c.json({ chains: bridgeable(opts.chains).map((x) => ({ chainId: x.chainId, originalChainId: x.chainId, chainName: x.name })) }),
+    c.json({
+      chains: [
+        ...bridgeable(opts.chains).map((x) => ({ chainId: x.chainId, originalChainId: x.chainId, chainName: x.name })),
+        // A source only (orders from Solana are filled on the EVM chains).
+        ...(opts.solana ? [{ chainId: DLN_SOLANA_CHAIN_ID, originalChainId: DLN_SOLANA_CHAIN_ID, chainName: SOLANA.name }] : []),
+      ],
+    }),
   );
 
   // Not DLN's: the local solver's skip list, so a test can leave its order unfilled.
@@ -201,7 +222,7 @@ export function createBridgeApp(opts: BridgeStandInOptions, book: OrderBook, req
  *   await bridge.close();
  */
 export async function startBridgeStandIn(opts: BridgeStandInOptions): Promise<BridgeStandIn> {
-  const book = new OrderBook(opts.chains);
+  const book = new OrderBook(opts.chains, undefined, opts.solana);
   await book.sync();
   const requests: string[] = [];
   const app = createBridgeApp(opts, book, requests);

@@ -15,16 +15,21 @@ import {
 import { testTokenAbi } from "../../abis/TestToken.js";
 import { viemChain } from "../../chains/clients.js";
 import { firstLine, logger } from "../../core/log.js";
-import { bridgeDestinationAbi, bridgeSourceAbi, bytesToEvmAddress, GIVE, TAKE, type DlnOrder } from "./abi.js";
+import type { Address as SolanaAddress } from "@solana/kit";
+import { solanaKeyOfHex } from "../../modules/bridge/index.js";
+import { bridgeDestinationAbi, bridgeSourceAbi, bytesToEvmAddress, DLN_SOLANA_CHAIN_ID, GIVE, TAKE, type DlnOrder } from "./abi.js";
 import { messageValue, readGateFee } from "./gate-fee.js";
 import { OrderBook, type BridgeChain, type OrderFacts } from "./orders.js";
+import type { SolanaOrderBook } from "./solana-orders.js";
 
 // The local solver: fulfils orders on the destination chain from its own balance, asks for its escrow back (paying the
 // destination gate's messaging fee, as a DLN taker does), and, as the source contracts' `messenger`, relays the
 // destinations' SentOrderUnlock -> claimUnlock(orderId, beneficiary) and SentOrderCancel -> claimCancel(orderId,
-// cancelBeneficiary) (what deBridge's cross-chain messaging does on real chains). Orders from a chain it has no
-// BridgeSource on (Solana, 7565164) are left alone. Local chains only: it mints test tokens to itself
-// and tops its native balance up with anvil_setBalance.
+// cancelBeneficiary) (what deBridge's cross-chain messaging does on real chains). Orders from Solana (7565164) are
+// filled the same way when it has the Solana order book (solana-orders.ts); their escrow is a stand-in key's token
+// account (no DLN Solana program, DESIGN option b), paid out directly: to the solver's Solana key a round after the fill
+// (no unlock message: BridgeDestination has no Solana unlock), to the cancel beneficiary once the destination emitted
+// SentOrderCancel. Local chains only: it mints test tokens to itself and tops its native balance up with anvil_setBalance.
 
 /** DLN's order, with its receiver as an EVM address for convenience (every local destination is an EVM chain). */
 export type SolverOrder = DlnOrder & { receiver: Address };
@@ -38,6 +43,8 @@ export type SolverOptions = {
   skip?: (order: SolverOrder, orderId: Hex) => boolean;
   /** Pause between two rounds (default 500 ms). */
   intervalMs?: number;
+  /** Solana-source orders: their book (shared with the stand-in) and the solver's Solana key (unlocks pay it). */
+  solana?: { book: SolanaOrderBook; beneficiary: SolanaAddress };
 };
 
 export type Solver = {
@@ -61,7 +68,8 @@ const RETRY_MS = 5_000;
 export function startSolver(opts: SolverOptions): Solver {
   const log = logger("bridge-solver");
   const me = opts.account.address;
-  const book = new OrderBook(opts.chains);
+  const book = new OrderBook(opts.chains, undefined, opts.solana?.book);
+  const fromSolana = (f: OrderFacts) => f.order.giveChainId === BigInt(DLN_SOLANA_CHAIN_ID);
   const wallets = new Map<number, WalletClient>(
     opts.chains.map((c) => [c.chainId, createWalletClient({ chain: viemChain(c), transport: http(c.rpcUrl), account: opts.account })]),
   );
@@ -144,11 +152,20 @@ export function startSolver(opts: SolverOptions): Solver {
     });
     mine.add(f.orderId);
     log.info({ orderId: f.orderId, chainId, receiver: o.receiverDst, amount: String(o.takeAmount) }, "fulfilled");
-    await unlock(f);
+    // A Solana order's escrow is claimed in a later round (it stays Fulfilled meanwhile, as DLN's do until unlocked).
+    if (!fromSolana(f)) await unlock(f);
   };
 
-  /** sendEvmUnlock to the solver itself, paying the destination gate's messaging fee (no execution fee: it claims itself). */
+  /**
+   * sendEvmUnlock to the solver itself, paying the destination gate's messaging fee (no execution fee: it claims itself).
+   * A Solana order's escrow is paid to the solver's Solana key directly.
+   */
   const unlock = async (f: OrderFacts) => {
+    if (fromSolana(f)) {
+      const signature = await opts.solana!.book.claimUnlock(f.orderId, opts.solana!.beneficiary);
+      log.info({ orderId: f.orderId, signature, beneficiary: opts.solana!.beneficiary }, "Solana unlock claimed");
+      return;
+    }
     const dst = book.chain(f.order.takeChainId)!;
     const fee = await readGateFee(book.client(dst.chainId), dst.bridgeDestination!, f.order.giveChainId);
     const value = messageValue(fee, 0n);
@@ -163,6 +180,13 @@ export function startSolver(opts: SolverOptions): Solver {
   };
 
   const claim = async (f: OrderFacts, how: "unlock" | "cancel") => {
+    if (fromSolana(f)) {
+      // SentOrderCancel named a 32-byte Solana key: the escrow refunds its token account (and the creation fixFee).
+      const beneficiary = solanaKeyOfHex(f.cancelBeneficiary as Hex) as SolanaAddress;
+      const signature = await opts.solana!.book.claimCancel(f.orderId, beneficiary);
+      log.info({ orderId: f.orderId, signature, beneficiary }, "Solana cancel claimed");
+      return;
+    }
     const src = book.chain(f.order.giveChainId)!;
     if (!(await isMessenger(src.chainId))) return;
     await ensureGas(src.chainId);
@@ -180,17 +204,18 @@ export function startSolver(opts: SolverOptions): Solver {
   const step = async (f: OrderFacts) => {
     const src = book.chain(f.order.giveChainId);
     const dst = book.chain(f.order.takeChainId);
-    // Both ends local EVM chains (a Solana-source order has no BridgeSource here to claim from).
-    if (!src?.bridgeSource || !dst?.bridgeDestination) return;
+    // Both ends local EVM chains, or from Solana (with its order book) to a local EVM chain.
+    const solana = fromSolana(f);
+    if ((solana ? !opts.solana : !src?.bridgeSource) || !dst?.bridgeDestination) return;
     const taker = f.taker ?? (mine.has(f.orderId) ? me : undefined);
     const skipped = opts.skip?.(withReceiver(f.order), f.orderId) ?? false;
     const mayAct = f.unlockBeneficiary || f.cancelSent || taker === me || (!taker && !skipped);
     if (!mayAct) return;
     const { give, take } = await book.statuses(f);
     if (give === GIVE.Created && take === TAKE.NotSet && !skipped) await fulfil(f);
-    else if (take === TAKE.Fulfilled && taker === me) await unlock(f);
+    else if (take === TAKE.Fulfilled && taker === me && (!solana || give === GIVE.Created)) await unlock(f);
     else if (give === GIVE.Created && take === TAKE.SentUnlock && f.unlockBeneficiary) await claim(f, "unlock");
-    else if (give === GIVE.Created && take === TAKE.SentCancel && f.cancelBeneficiary && size(f.cancelBeneficiary) === 20)
+    else if (give === GIVE.Created && take === TAKE.SentCancel && f.cancelBeneficiary && size(f.cancelBeneficiary) === (solana ? 32 : 20))
       await claim(f, "cancel");
   };
 

@@ -26,13 +26,16 @@ export type Screening =
   | { status: "unidentified"; reason: string };
 
 /** What each address's screening says: flagged by the first source that flags it; else unavailable if a source failed. */
+const EVM_ADDRESS = /^0x[0-9a-f]{40}$/;
+
 export async function screenAddresses(deps: Deps, chain: ActiveChain, addresses: string[]): Promise<Map<string, Screening>> {
   const unique = [...new Set(addresses.map((a) => a.toLowerCase()))];
   const out = new Map<string, Screening>(unique.map((a) => [a, { status: "clear", screened: [a] }]));
   if (!unique.length) return out;
   const failures: string[] = [];
   for (const source of sourcesFor(deps, chain)) {
-    const open = unique.filter((a) => out.get(a)!.status !== "sanctioned");
+    // An on-chain oracle screens EVM addresses; a Solana payer of a cross-chain order is screened by the address lists.
+    const open = unique.filter((a) => out.get(a)!.status !== "sanctioned" && (source.kind !== "oracle" || EVM_ADDRESS.test(a)));
     if (!open.length) break;
     try {
       for (const a of await source.check(open)) out.set(a, { status: "sanctioned", address: a, source: source.name, kind: source.kind });

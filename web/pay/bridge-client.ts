@@ -385,13 +385,14 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
         box,
         "quote-protocol-fee",
         T.protocolFee,
-        `${formatUnits(v.fixFee, native ? native.decimals : 18)} ${s.chain.nativeSymbol || ""}`.trim(),
+        `${formatUnits(v.fixFee, s.chain === solChain && bridge.solana ? bridge.solana.nativeDecimals : native ? native.decimals : 18)} ${s.chain.nativeSymbol || ""}`.trim(),
       );
     // DLN swaps a non-reserve input (MATIC, USDT, …) to USDC or ETH first: a cancel refunds that, not the input.
     if (v.preSwap) row(box, "quote-refund", T.refundRow, fill(T.refundValue, { amount: v.refund.amount, symbol: v.refund.symbol }));
     if (v.estimatedFulfillmentSeconds !== null) row(box, "quote-eta", T.eta, fill(T.etaValue, { seconds: v.estimatedFulfillmentSeconds }));
     const pay = $("bridge-pay") as HTMLButtonElement;
-    pay.textContent = s.token.native ? T.payNative : T.pay;
+    // Nothing to approve for the native coin, nor on Solana (the wallet signs one transaction).
+    pay.textContent = s.token.native || s.chain === solChain ? T.payNative : T.pay;
     $("bridge-quote").hidden = false;
     const need = s.token.native && v.tx && v.tx.kind === "evm" ? v.tx.value : v.srcToken.units;
     payable = atLeast(s.balance, need);
@@ -432,6 +433,8 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     const tx = v.tx;
     if (!tx || tx.kind !== "evm" || !v.orderId) throw new Error("the quote has no transaction");
     setPhase("running");
+    const approving = $("bridge-stages").querySelector('li[data-stage="approving"]') as HTMLElement | null;
+    if (approving) approving.hidden = false;
     stage = null; // a new order after a cancelled or refused one starts the list again
     let step: BridgeStage = "approving";
     try {
@@ -474,6 +477,9 @@ export function startBridge(payment: () => PublicPaymentView, onChange: () => vo
     if (!tx || tx.kind !== "solana" || !v.orderId) throw new Error("the quote has no transaction");
     setPhase("running");
     stage = null;
+    // No approval on Solana: the stage is not shown.
+    const approving = $("bridge-stages").querySelector('li[data-stage="approving"]') as HTMLElement | null;
+    if (approving) approving.hidden = true;
     try {
       say(null);
       setStage("sending");

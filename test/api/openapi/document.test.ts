@@ -248,8 +248,9 @@ describe("the OpenAPI document", () => {
     }
     // GraphQL checks its own request (docs/graphql.md): the only input without a module schema.
     expect(without.sort()).toEqual(["get /graphql query", "post /graphql body"]);
-    // 24, and PUT /v1/settings/underpayment-tolerance (docs/payments.md "Underpayment tolerance"), GET /v1/events (docs/payments.md "Event feed").
-    expect(withValidator.length).toBe(26);
+    // 24, and PUT /v1/settings/underpayment-tolerance (docs/payments.md "Underpayment tolerance"), GET /v1/events (docs/payments.md "Event feed"),
+    // GET /payments/{paymentId}/bridge/holdings (docs/bridge.md, Solana payers).
+    expect(withValidator.length).toBe(27);
   });
 });
 
@@ -297,6 +298,10 @@ describe("the documented schemas and the routes agree", () => {
     const badMerchant = await svc.http("POST", "/payments", { body: { ...body, merchant: "0x123" }, apiKey });
     expect(badMerchant.body).toEqual({ error: "Invalid Merchant address format" });
     expectDocumented("post", "/payments", badMerchant);
+    // Beyond the spec's list: too many decimals for the token (USDT: 6).
+    const decimals = await svc.http("POST", "/payments", { body: { ...body, amount: "1.0000001" }, apiKey });
+    expect(decimals.body).toEqual({ error: "Amount must have at most 6 decimal places" });
+    expectDocumented("post", "/payments", decimals);
     const noKey = await svc.http("POST", "/payments", { body: validBody() });
     expect(noKey.status).toBe(401);
     expectDocumented("post", "/payments", noKey);
@@ -326,6 +331,12 @@ describe("the documented schemas and the routes agree", () => {
     const anon = await svc.http("GET", "/v1/payments");
     expect(anon.body).toEqual({ error: "Unauthorized", code: "unauthorized" });
     expectDocumented("get", "/v1/payments", anon);
+
+    // One payment by id: its answer, its 404 and its 401 fit the documented ones.
+    const one = await svc.http("GET", `/v1/payments/${page.body.data[0].paymentId}`, { apiKey });
+    expect(one.body).toEqual({ data: page.body.data[0] });
+    for (const res of [one, await svc.http("GET", `/v1/payments/${randomUUID()}`, { apiKey }), await svc.http("GET", "/v1/payments/x")])
+      expectDocumented("get", "/v1/payments/{paymentId}", res);
   });
 
   it("POST /auth/login: the schema's refusals are the route's `Invalid form data`; a valid login fits the documented answer", async () => {

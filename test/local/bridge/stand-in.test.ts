@@ -354,7 +354,7 @@ describe("create-tx", () => {
       ],
       [{ ...q, srcChainTokenIn: DEAD }, 4, "UNSUPPORTED_TOKEN_IN", `token ${DEAD} is not supported on chain 137`],
       [{ ...q, dstChainTokenOut: zeroAddress }, 5, "UNSUPPORTED_TOKEN_OUT", `token ${zeroAddress} is not supported on chain 777177`],
-      [{ ...q, srcChainId: "1" }, 2, "INVALID_QUERY_PARAMETERS", "srcChainId must be one of the following values: 137, 777177"],
+      [{ ...q, srcChainId: "1" }, 2, "INVALID_QUERY_PARAMETERS", "srcChainId must be one of the following values: 137, 777177, 7565164"],
       [{ ...q, dstChainTokenOutAmount: "0" }, 2, "INVALID_QUERY_PARAMETERS", "dstChainTokenOutAmount must be positive"],
       [
         { ...q, dstChainTokenOutAmount: "auto" },
