@@ -18,6 +18,15 @@ export const fundsScreening: payments.FundsScreening = { blockedFunds: sanctions
 export const listPayments = (deps: AppDeps, caller: Caller, raw: Record<string, string>) =>
   payments.listPayments(deps, caller, raw, fundsScreening);
 
+/**
+ * GET /v1/payments/{paymentId}, GraphQL `payment`: one of the caller's payments, exactly as an item of the list.
+ *
+ * @example
+ * const item = await getPayment(deps, { apiKey }, paymentId);
+ */
+export const getPayment = (deps: AppDeps, caller: Caller, paymentId: string) =>
+  payments.getPayment(deps, caller, paymentId, fundsScreening);
+
 /** One payment with its unexpected funds and recoveries (dashboard). */
 export const paymentDetail = (deps: Parameters<typeof payments.paymentDetail>[0], caller: Caller, paymentId: string) =>
   payments.paymentDetail(deps, caller, paymentId, fundsScreening);

@@ -4,7 +4,7 @@ import { logger } from "../../core/log.js";
 import { getBalance } from "../../modules/gas-tank/index.js";
 import { createPayment } from "../../modules/payments/index.js";
 import { getPromoStatus } from "../../modules/payments/index.js";
-import { listPayments, recoverFunds } from "../../flows/payment-views.js";
+import { getPayment, listPayments, recoverFunds } from "../../flows/payment-views.js";
 import { withdrawPayment } from "../../modules/payments/index.js";
 import { cancelPayment } from "../../modules/payments/index.js";
 import { getVault } from "../../modules/vault/index.js";
@@ -51,6 +51,9 @@ export const rootValue = {
     for (const k of LIST_ARGS) if (args[k] != null) query[k] = String(args[k]);
     return listPayments(ctx.deps, ctx.caller, query);
   }),
+
+  /** GET /v1/payments/{paymentId}: NOT_FOUND for another merchant's payment, as REST's 404. */
+  payment: field(async (args: { paymentId: string }, ctx) => getPayment(ctx.deps, ctx.caller, args.paymentId)),
 
   /** GET /balance (60 calls a minute per key, like REST). */
   balance: field(async (_args: unknown, ctx) => {

@@ -36,6 +36,11 @@ export const SDL = /* GraphQL */ `
       orderId: String
     ): PaymentList
     """
+    GET /v1/payments/{paymentId}: one of the merchant's payments, exactly as an item of \`payments\`. Error NOT_FOUND
+    \`Payment not found\` for an unknown, malformed or another merchant's id.
+    """
+    payment(paymentId: String!): Payment
+    """
     GET /balance: the Gas Tank (USDT, 6 decimals) and where to fund it.
     """
     balance: Balance
@@ -117,6 +122,10 @@ export const SDL = /* GraphQL */ `
     "{app_url}/pay/{paymentId}"
     url: String!
     paymentId: String!
+    "Unix ms."
+    expiresAt: Float!
+    "What the payer is asked to send: the amount, plus the fees in payer-covers-fee mode (decimal string)."
+    amountDue: String!
   }
 
   type WithdrawResult {
@@ -154,7 +163,7 @@ export const SDL = /* GraphQL */ `
   }
 
   """
-  An item of GET /v1/payments.
+  An item of GET /v1/payments (and the \`data\` of GET /v1/payments/{paymentId}).
   """
   type Payment {
     paymentId: String!

@@ -279,6 +279,7 @@ export const COMPONENTS = {
   Payment: pay.Payment,
   UnexpectedFunds: pay.UnexpectedFunds,
   PaymentPage: pay.PaymentPage,
+  PaymentItem: pay.PaymentItem,
   Verification: pay.Verification,
   Balance: pay.Balance,
   PromoStatus: pay.PromoStatus,

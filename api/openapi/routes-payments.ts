@@ -2,7 +2,7 @@ import { zeroAddress } from "viem";
 import { ORDER_IN_FLIGHT } from "../../modules/bridge/index.js";
 import { BRIDGE_OFF, bridgeHoldingsQuery, bridgeQuoteQuery, ORDER_OF_ANOTHER, SOLANA_OFF } from "../../modules/bridge/index.js";
 import { cannotCancelIn, HAS_FUNDS, HAS_UNCOUNTED_FUNDS } from "../../modules/payments/index.js";
-import { listPaymentsQuery } from "../../modules/payments/index.js";
+import { listPaymentsQuery, tooManyDecimals } from "../../modules/payments/index.js";
 import { PAYMENT_STATUSES } from "../../modules/payments/index.js";
 import { SANCTIONS_HELD_MESSAGE } from "../../modules/payments/index.js";
 import { verifyQuery } from "../../modules/payments/index.js";
@@ -131,7 +131,7 @@ export const PAYMENT_OPERATIONS: Operation[] = [
     tag: "Payments",
     summary: "Create a payment link",
     description:
-      "Returns the URL of the payment page. Checks run in the spec's order: the body's shape (`Invalid form data`), the addresses, the network, the amount, then the API key.",
+      "Returns the URL of the payment page and, as extensions, the payment's `paymentId`, `expiresAt` and `amountDue`. Checks run in the spec's order: the body's shape (`Invalid form data`), the addresses, the network, the amount, then the API key. A positive amount with more fraction digits than the token has is refused with its own message (an extension: `Amount must have at most N decimal places`, N the token's decimals); any other bad amount is the spec's `Amount must be a positive number`.",
     auth: "key",
     body: {
       schema: "CreatePaymentRequest",
@@ -146,7 +146,7 @@ export const PAYMENT_OPERATIONS: Operation[] = [
         redirectUrl: "https://shop.example/thanks",
       },
     },
-    responses: [{ status: 200, description: "The payment page URL", schema: "CreatePaymentResponse" }],
+    responses: [{ status: 200, description: "The payment page URL (and the extension fields)", schema: "CreatePaymentResponse" }],
     errors: {
       shape: "plain",
       list: [
@@ -155,6 +155,8 @@ export const PAYMENT_OPERATIONS: Operation[] = [
         fail(400, "Invalid Token address format"),
         fail(400, "Invalid network selected"),
         fail(400, "Amount must be a positive number"),
+        fail(400, tooManyDecimals(6)),
+        fail(400, tooManyDecimals(18)),
         UNAUTHORIZED,
         TOO_LARGE,
         TOO_MANY,
@@ -182,6 +184,26 @@ export const PAYMENT_OPERATIONS: Operation[] = [
         fail(400, "createdBefore must be >= createdAfter", { code: "invalid_query" }),
         fail(400, "cursor is not a nextCursor of this list", { code: "invalid_query" }),
         fail(401, "Unauthorized", { code: "unauthorized" }),
+        fail(500, "Internal server error", { code: "internal_error" }),
+      ],
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/payments/{paymentId}",
+    tag: "Extensions",
+    summary: "Get one payment",
+    description:
+      "One of the merchant's payments, with exactly the fields of an item of `GET /v1/payments`, as `{data}`; errors in the list's `{error, code}` body. Another merchant's payment, an unknown id and a malformed id are all 404 `Payment not found`.",
+    auth: "key-or-session",
+    extension: true,
+    pathParams: paymentId,
+    responses: [{ status: 200, description: "The payment", schema: "PaymentItem" }],
+    errors: {
+      shape: "coded",
+      list: [
+        fail(401, "Unauthorized", { code: "unauthorized" }),
+        fail(404, "Payment not found", { code: "not_found" }),
         fail(500, "Internal server error", { code: "internal_error" }),
       ],
     },

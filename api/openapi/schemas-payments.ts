@@ -14,6 +14,14 @@ export const CreatePaymentResponse = z.object({
     description: "The payment page `{app_url}/pay/<paymentId>`",
     examples: ["https://pay.example/pay/3d3f1c9a-8f4e-4a57-b9f1-0d6c4b1e2a10"],
   }),
+  paymentId: uuid.meta({ description: "Extension: the new payment's id (the last segment of `url`)" }),
+  expiresAt: unixMs.meta({
+    description: "Extension: when the link expires, Unix ms (the request's `expiresAt`, else 24 hours after creation)",
+  }),
+  amountDue: decimal.meta({
+    description: "Extension: what the payer is asked to send, in the token: `amount`, plus the fees in payer-covers-fee mode",
+    examples: ["25"],
+  }),
 });
 
 const recovery = z.object({
@@ -83,6 +91,8 @@ export const PaymentPage = z.object({
   nextCursor: z.string().nullable().meta({ description: "The `cursor` of the next page; null on the last" }),
   hasMore: z.boolean(),
 });
+
+export const PaymentItem = z.object({ data: Payment }).meta({ description: "Extension: one payment, as an item of the list" });
 
 export const Verification = z.object({
   valid: z.literal(true),

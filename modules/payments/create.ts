@@ -6,7 +6,7 @@ import { findToken, type ActiveToken } from "../../chains/runtime.js";
 import { paymentSalt, computeWalletAddress } from "../../chains/deposit-address.js";
 import { Invalid } from "../../core/errors.js";
 import { countPaymentCreated } from "../../core/metrics.js";
-import { parsePositiveAmount } from "../../core/money.js";
+import { formatAmount } from "../../core/money.js";
 import type { KeyUse } from "../idempotency/index.js";
 import { authenticate, type Caller } from "../merchants/index.js";
 import { toleranceTermsOf } from "../merchants/index.js";
@@ -16,12 +16,17 @@ import { insertBatcher } from "./insert-batch.js";
 import type { NewPaymentRow } from "./insert-one.js";
 import { quotePayment, type QuoteFees } from "./quote.js";
 import { underpaymentToleranceUnits } from "./tolerance.js";
-import { validateCreatePayment, type CreatePaymentInput } from "./validate-create.js";
+import { amountUnitsOf, validateCreatePayment, type CreatePaymentInput } from "./validate-create.js";
 
 /** Spec: a payment link expires after 24 hours when `expiresAt` is omitted. */
 export const DEFAULT_EXPIRY_MS = 24 * 60 * 60 * 1000;
 
-export type CreatedPayment = { paymentId: string; url: string };
+/**
+ * What a creation answers: the payer page's `url` (the spec's whole answer) and, as extensions, the payment's id, when
+ * it expires (Unix ms) and what the payer is asked to send (`amountDue`: the amount, plus the fees in payer-covers-fee
+ * mode; a decimal string in the token).
+ */
+export type CreatedPayment = { paymentId: string; url: string; expiresAt: number; amountDue: string };
 
 /**
  * POST /payments and GraphQL `createPayment`: the body's checks, then the key (spec order), then
@@ -69,8 +74,7 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
   const chain = deps.chains.find((c) => c.chainId === input.chainId)!;
   const token = await resolveToken(deps, input.chainId, input.token);
   if (!token) throw new Invalid("Invalid Token address format");
-  const amountUnits = parsePositiveAmount(input.amount, token.decimals, { strict: true });
-  if (amountUnits === null) throw new Invalid("Amount must be a positive number");
+  const amountUnits = amountUnitsOf(input.amount, token.decimals);
   const now = deps.now();
 
   // The merchant's underpayment tolerance is read beside the quote (no added latency).
@@ -140,10 +144,33 @@ async function insertPayment(deps: AppDeps, merchant: Merchant, input: CreatePay
   if (!(await insertBatcher(deps.db)(row))) {
     const first = idempotency ? await paymentOfKeyUse(deps, merchant.id, idempotency) : null;
     if (!first) throw new Error("payment not written, and none holds its idempotency key");
-    return { paymentId: first, url: `${deps.config.appUrl}/pay/${first}` };
+    return createdAsStored(deps, first);
   }
   countPaymentCreated(input.chainId);
-  return { paymentId: id, url: `${deps.config.appUrl}/pay/${id}` };
+  // Whether the promotion applied was decided by the INSERT (insert-one.ts): only when that changes what is due is it read back.
+  if (row.promo && row.promo.dueUnits !== row.regular.dueUnits) return createdAsStored(deps, id);
+  return {
+    paymentId: id,
+    url: `${deps.config.appUrl}/pay/${id}`,
+    expiresAt: row.expiresAt.getTime(),
+    amountDue: formatAmount(row.regular.dueUnits, token.decimals),
+  };
+}
+
+/** CreatedPayment of a stored payment. */
+async function createdAsStored(deps: AppDeps, id: string): Promise<CreatedPayment> {
+  const { rows } = await deps.db.pool.query<{ due_units: string; token_decimals: number; expires_at: Date }>(
+    `SELECT due_units, token_decimals, expires_at FROM payments WHERE id = $1`,
+    [id],
+  );
+  const p = rows[0];
+  if (!p) throw new Error(`payment ${id} not found after its creation`);
+  return {
+    paymentId: id,
+    url: `${deps.config.appUrl}/pay/${id}`,
+    expiresAt: p.expires_at.getTime(),
+    amountDue: formatAmount(BigInt(p.due_units), p.token_decimals),
+  };
 }
 
 /** The payment created under a key use (the unique index of migration 0021), or null. */

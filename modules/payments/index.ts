@@ -8,7 +8,7 @@ export { expirePayments } from "./expire.js";
 export { computeFees, gasFeeUsd18, PROCESSING_FEE_USD18, unitsToUsd18Ceil } from "./fees.js";
 export { insertBatcher, insertBatchStatement, insertPayments } from "./insert-batch.js";
 export { insertOneStatement, type NewPaymentRow } from "./insert-one.js";
-export { listPayments, listPaymentsQuery, type PaymentPage } from "./list.js";
+export { getPayment, listPayments, listPaymentsQuery, type PaymentPage } from "./list.js";
 export { getPromoStatus, hasPromotion, PROMO_FREE_TRANSACTIONS, promoCounts, promoStatus } from "./promo.js";
 export { eip681Uri, payerStage, type PayerStage, publicPaymentView, type PublicPaymentView, toPublicView } from "./public-view.js";
 export { type QuoteFees } from "./quote.js";
@@ -21,7 +21,7 @@ export { PAYMENT_STATUSES, type PaymentStatus, TRANSITIONS } from "./status.js";
 
 export { type PaymentRow } from "./types.js";
 export { recoverableUnits } from "./unexpected-funds.js";
-export { createPaymentBody } from "./validate-create.js";
+export { AMOUNT_NOT_POSITIVE, createPaymentBody, tooManyDecimals } from "./validate-create.js";
 export { hashMatches, redirectHash } from "./verify-hash.js";
 export { verifyPayment, verifyQuery } from "./verify.js";
 export { withdrawPayment } from "./withdraw.js";

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { cursorAtSql, decodeCursor, encodeCursor } from "../../core/cursor.js";
 import type { AppDeps } from "../../core/deps.js";
-import { Invalid } from "../../core/errors.js";
+import { Invalid, NotFound } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
 import { authenticate, type Caller } from "../merchants/index.js";
 import { PAYMENT_STATUSES } from "./status.js";
 import { bridgeRefsOf } from "../bridge/index.js";
@@ -84,6 +85,39 @@ export const listPaymentsQuery = z
 
 export type PaymentPage = { data: unknown[]; nextCursor: string | null; hasMore: boolean };
 
+/** A payment row with its (not deleted) terminal, as the list reads it. */
+type ListRow = PaymentRow & { t_id: string | null; t_code: string | null; t_name: string | null };
+const TERMINAL_COLUMNS = "t.id AS t_id, t.code AS t_code, t.name AS t_name";
+const PAYMENTS_WITH_TERMINAL = "payments p LEFT JOIN terminals t ON t.id = p.terminal_id AND t.deleted_at IS NULL";
+
+/**
+ * Rows as items of the list (serialize.ts paymentListItem): the head block of each chain a row was paid on, the
+ * indexer's block (a waiting payment's confirmations count against it, as the payer page's), unexpected funds and
+ * bridge orders, each read once for all the rows.
+ */
+async function listItems(deps: AppDeps, page: ListRow[], screening: FundsScreening) {
+  const latest = new Map<number, bigint>();
+  for (const chainId of new Set(page.filter((p) => p.payment_block_number).map((p) => p.chain_id))) {
+    const client = deps.clients.get(chainId);
+    if (client) latest.set(chainId, await client.getBlockNumber().catch(() => 0n));
+  }
+  const indexed = await indexedBlocks(deps.db, page);
+  const unexpected = await unexpectedFundsOf(deps, page, screening);
+  const bridges = await bridgeRefsOf(
+    deps.db.pool,
+    page.map((p) => p.id),
+  );
+  return page.map((p) =>
+    paymentListItem(p, {
+      terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null,
+      latestBlock: latest.get(p.chain_id),
+      indexedBlock: indexed.get(p.chain_id),
+      unexpectedFunds: unexpected.get(p.id),
+      bridge: bridges.get(p.id) ?? null,
+    }),
+  );
+}
+
 /** The spec's error code of every query error of the list. */
 const invalidQuery = (message: string) => new Invalid(message, "invalid_query");
 
@@ -120,12 +154,9 @@ export async function listPayments(
     where.push(`(p.created_at, p.id) < ($${args.length - 1}::timestamptz, $${args.length}::uuid)`);
   }
   args.push(limit + 1);
-  const { rows } = await deps.db.pool.query<
-    PaymentRow & { cursor_ts: string; t_id: string | null; t_code: string | null; t_name: string | null }
-  >(
-    `SELECT p.*, ${cursorAtSql("p.created_at")} AS cursor_ts,
-            t.id AS t_id, t.code AS t_code, t.name AS t_name
-       FROM payments p LEFT JOIN terminals t ON t.id = p.terminal_id AND t.deleted_at IS NULL
+  const { rows } = await deps.db.pool.query<ListRow & { cursor_ts: string }>(
+    `SELECT p.*, ${cursorAtSql("p.created_at")} AS cursor_ts, ${TERMINAL_COLUMNS}
+       FROM ${PAYMENTS_WITH_TERMINAL}
       WHERE ${where.join(" AND ")}
       ORDER BY p.created_at DESC, p.id DESC
       LIMIT $${args.length}`,
@@ -133,25 +164,25 @@ export async function listPayments(
   );
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
-  const latest = new Map<number, bigint>();
-  for (const chainId of new Set(page.filter((p) => p.payment_block_number).map((p) => p.chain_id))) {
-    const client = deps.clients.get(chainId);
-    if (client) latest.set(chainId, await client.getBlockNumber().catch(() => 0n));
-  }
-  // A waiting payment's confirmations count against the indexer's block, as the payer page's (serialize.ts).
-  const indexed = await indexedBlocks(deps.db, page);
-  const unexpected = await unexpectedFundsOf(deps, page, screening);
-  const ids = page.map((p) => p.id);
-  const bridges = await bridgeRefsOf(deps.db.pool, ids);
-  const data = page.map((p) =>
-    paymentListItem(p, {
-      terminal: p.t_id ? { terminalId: p.t_id, code: p.t_code!, name: p.t_name! } : null,
-      latestBlock: latest.get(p.chain_id),
-      indexedBlock: indexed.get(p.chain_id),
-      unexpectedFunds: unexpected.get(p.id),
-      bridge: bridges.get(p.id) ?? null,
-    }),
-  );
+  const data = await listItems(deps, page, screening);
   const last = page[page.length - 1];
   return { data, nextCursor: hasMore && last ? encodeCursor({ at: last.cursor_ts, id: last.id }) : null, hasMore };
+}
+
+/**
+ * GET /v1/payments/{paymentId} and GraphQL `payment`: one of the caller's payments, exactly as an item of the list.
+ * Throws Unauthorized, or NotFound (`Payment not found`) for a malformed, unknown or another merchant's id.
+ *
+ * @example
+ * const item = await getPayment(deps, { apiKey }, paymentId, screening); // { paymentId, status, fees, … }
+ */
+export async function getPayment(deps: AppDeps, caller: Caller, paymentId: string, screening: FundsScreening) {
+  const merchantId = (await authenticate(deps, caller)).id;
+  if (!isUuid(paymentId)) throw new NotFound("Payment not found");
+  const { rows } = await deps.db.pool.query<ListRow>(
+    `SELECT p.*, ${TERMINAL_COLUMNS} FROM ${PAYMENTS_WITH_TERMINAL} WHERE p.id = $1 AND p.merchant_id = $2`,
+    [paymentId, merchantId],
+  );
+  if (!rows[0]) throw new NotFound("Payment not found");
+  return (await listItems(deps, rows, screening))[0]!;
 }

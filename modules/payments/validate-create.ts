@@ -67,6 +67,30 @@ export type ValidationContext = { chains: readonly ActiveChain[]; now: number };
 const isHexAddress = (v: string) => isAddress(v, { strict: false });
 const fractionDigits = (v: string) => (v.includes(".") ? v.length - v.indexOf(".") - 1 : 0);
 
+/** The spec's message for an amount that is not a positive decimal (or does not fit uint256 in the token's units). */
+export const AMOUNT_NOT_POSITIVE = "Amount must be a positive number";
+
+/**
+ * Beyond the spec's list (it names no message for this case): a positive amount with more fraction digits than the
+ * token has, trailing zeros included (`1.0000000` for a 6-decimal token). Never rounded.
+ * @example tooManyDecimals(6) // "Amount must have at most 6 decimal places"
+ */
+export const tooManyDecimals = (decimals: number) => `Amount must have at most ${decimals} decimal place${decimals === 1 ? "" : "s"}`;
+
+/**
+ * The amount in the token's smallest units. Throws Invalid: tooManyDecimals for a positive plain decimal that only has
+ * too many fraction digits for the token, the spec's AMOUNT_NOT_POSITIVE for anything else.
+ * @example amountUnitsOf("12.5", 6) // 12500000n
+ */
+export function amountUnitsOf(amount: string, decimals: number): bigint {
+  const units = parsePositiveAmount(amount, decimals, { strict: true });
+  if (units !== null) return units;
+  const digits = fractionDigits(amount);
+  if (digits > decimals && digits <= 77 && parsePositiveAmount(amount, digits, { strict: true }) !== null)
+    throw new Invalid(tooManyDecimals(decimals));
+  throw new Invalid(AMOUNT_NOT_POSITIVE);
+}
+
 /** The spec's checks in the spec's order; the first failing one is thrown as `Invalid`. */
 export function validateCreatePayment(raw: unknown, ctx: ValidationContext): CreatePaymentInput {
   const parsed = createPaymentBody.safeParse(raw);
@@ -84,7 +108,7 @@ export function validateCreatePayment(raw: unknown, ctx: ValidationContext): Cre
   // creation (create.ts parses again then), so until then the amount is read at its own precision.
   // Either way no amount above uint256 smallest units gets through.
   const decimals = findToken(running, b.token)?.decimals ?? Math.min(fractionDigits(amount), 77);
-  if (parsePositiveAmount(amount, decimals, { strict: true }) === null) throw new Invalid("Amount must be a positive number");
+  amountUnitsOf(amount, decimals);
   return {
     merchant: b.merchant as `0x${string}`,
     chainId,

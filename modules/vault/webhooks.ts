@@ -8,6 +8,7 @@ import {
   putVaultWebhookConfig,
   regenerateVaultWebhookSecret,
   validateVaultWebhookInput,
+  webhookUrlPolicy,
   viewVaultWebhookConfig,
 } from "../webhooks/index.js";
 import { vaultOfCaller } from "./config-access.js";
@@ -33,7 +34,7 @@ export async function getVaultWebhook(deps: Pick<AppDeps, "db" | "config">, call
 /** PUT `{url, events, isActive?}`: creates (whole secret, `created: true`) or updates (masked secret). */
 export async function putVaultWebhook(deps: WebhookDeps, caller: Caller, body: unknown) {
   await keyOwner(deps, caller);
-  const input = await validateVaultWebhookInput(body, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE === true });
+  const input = await validateVaultWebhookInput(body, webhookUrlPolicy(deps.config));
   const vault = await vaultOfCaller(deps, caller);
   const { created, row } = await putVaultWebhookConfig(deps, { merchantId: vault.merchantId, vaultId: vault.id }, input, deps.now());
   return { created, webhook: viewVaultWebhookConfig(row, { revealSecret: created }) };

@@ -7,7 +7,7 @@ import type { SecretBox } from "../../core/secret-box.js";
 import { DEFAULT_PAYMENT_EVENTS, eventListError, eventListField, PAYMENT_EVENTS } from "./events.js";
 import { boxOf, openField, sealField } from "../../core/sealed-fields.js";
 import { generateWebhookSecret, maskSecret } from "./secret.js";
-import { checkWebhookTarget, webhookUrlField } from "./url-policy.js";
+import { checkWebhookTarget, localWebhookUrlField, webhookUrlField, webhookUrlPolicy, type WebhookUrlPolicy } from "./url-policy.js";
 import { transitionDeliveries } from "./transition.js";
 
 // Payment webhook configuration (one per merchant): the service side of `/v1/webhooks`. `secret` and
@@ -107,17 +107,21 @@ const WEBHOOK_BODY_ORDER = [UNKNOWN_FIELDS, "url", "events", "isActive", "legacy
  * (public unless private targets are allowed: DNS) is checked after its syntax and before the other fields.
  * @example await validateWebhookBody(putWebhookBody, {url: "https://shop.example/h"}, {allowPrivate: false, allowed: PAYMENT_EVENTS})
  */
-export async function validateWebhookBody<S extends z.ZodType<{ url: string }>>(
+export async function validateWebhookBody<S extends z.ZodObject<{ url: typeof webhookUrlField }>>(
   schema: S,
   raw: unknown,
-  opts: { allowPrivate: boolean; allowed: readonly string[] },
+  opts: { allowPrivate: boolean; localHttp?: boolean; allowed: readonly string[] },
 ): Promise<z.output<S>> {
-  const parsed = schema.safeParse(raw);
+  // Local mode (webhookUrlPolicy): the same body, its `url` read with the local rule (http:// to this machine too).
+  const urlField = opts.localHttp ? localWebhookUrlField : webhookUrlField;
+  const parsed = (opts.localHttp ? schema.extend({ url: localWebhookUrlField }) : schema).safeParse(raw) as z.ZodSafeParseResult<
+    z.output<S>
+  >;
   const issues = parsed.success ? [] : parsed.error.issues;
   const first = issues.length ? firstIssue(issues, WEBHOOK_BODY_ORDER) : undefined;
   // Not an object, unknown fields, a bad url: reported before the URL's target is looked up.
   if (first && (first.path.length === 0 || first.path[0] === "url")) throw new Invalid(first.message);
-  const url = new URL(webhookUrlField.parse((raw as Record<string, unknown>).url));
+  const url = new URL(urlField.parse((raw as Record<string, unknown>).url));
   const target = await checkWebhookTarget(url, opts);
   if (!target.ok) throw new Invalid(target.error);
   if (!parsed.success) {
@@ -130,8 +134,8 @@ export async function validateWebhookBody<S extends z.ZodType<{ url: string }>>(
 
 export type PutWebhookInput = z.output<typeof putWebhookBody>;
 
-/** PUT body (putWebhookBody); the URL must be HTTPS and (unless allowed) public. Throws Invalid. */
-export async function validatePutWebhook(raw: unknown, opts: { allowPrivate: boolean }): Promise<PutWebhookInput> {
+/** PUT body (putWebhookBody); the URL must be HTTPS (in local mode, or http:// to this machine) and (unless allowed) public. Throws Invalid. */
+export async function validatePutWebhook(raw: unknown, opts: WebhookUrlPolicy): Promise<PutWebhookInput> {
   return validateWebhookBody(putWebhookBody, raw, { ...opts, allowed: PAYMENT_EVENTS });
 }
 
@@ -203,7 +207,7 @@ export async function getWebhook(deps: Pick<AppDeps, "db" | "config">, merchantI
 
 /** Validates and saves the PUT body; a created webhook shows its whole secret, once. */
 export async function putWebhook(deps: WebhookDeps, caller: { merchantId: string; apiKey?: string }, body: unknown) {
-  const input = await validatePutWebhook(body, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE === true });
+  const input = await validatePutWebhook(body, webhookUrlPolicy(deps.config));
   const { created, row } = await putWebhookConfig(deps, caller.merchantId, input, caller.apiKey, deps.now());
   return { created, webhook: viewWebhookConfig(row, { revealSecret: created }) };
 }

@@ -1,7 +1,7 @@
 import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { Agent, request, type Dispatcher } from "undici";
-import { guardedLookup, hostOf, isPrivateAddress, PrivateAddressError } from "./url-policy.js";
+import { guardedLookup, hostOf, isLoopbackHost, isPrivateAddress, PrivateAddressError } from "./url-policy.js";
 
 /** Spec: a delivery fails on a connection timeout of 30 seconds. */
 export const DELIVERY_TIMEOUT_MS = 30_000;
@@ -50,7 +50,7 @@ export type AttemptOutcome = {
 /** One POST of a signed body. Never throws: every failure becomes an outcome. */
 export async function postWebhook(
   input: { url: string; body: string; headers: Record<string, string> },
-  opts: { dispatcher: Dispatcher; allowPrivate: boolean; timeoutMs?: number; maxResponseBytes?: number },
+  opts: { dispatcher: Dispatcher; allowPrivate: boolean; localHttp?: boolean; timeoutMs?: number; maxResponseBytes?: number },
 ): Promise<AttemptOutcome> {
   const t0 = performance.now();
   const done = (o: Omit<AttemptOutcome, "durationMs">): AttemptOutcome => ({ ...o, durationMs: Math.round(performance.now() - t0) });
@@ -60,7 +60,9 @@ export async function postWebhook(
   } catch {
     return done({ ok: false, httpStatus: null, response: null, error: "invalid url" });
   }
-  if (url.protocol !== "https:")
+  // Local mode (url-policy.ts webhookUrlPolicy) also sends plain http:// to this machine.
+  const localHttp = opts.localHttp === true && url.protocol === "http:" && isLoopbackHost(url.hostname);
+  if (url.protocol !== "https:" && !localHttp)
     return done({ ok: false, httpStatus: null, response: null, error: "blocked: webhook URLs must use HTTPS" });
   // IP literals never go through DNS, so the connection-time lookup cannot check them: check here.
   const host = hostOf(url);

@@ -11,6 +11,7 @@ import { resealWebhookSecrets } from "./reseal-secrets.js";
 import { boxOf } from "../../core/sealed-fields.js";
 import { rewriteEventBody } from "../events/index.js";
 import { webhookHeaders } from "./sign.js";
+import { webhookUrlPolicy } from "./url-policy.js";
 
 /** The error of an attempt whose stored signing key does not open (prefix of the box's reason). */
 export const UNREADABLE_KEY = "signing key unreadable: ";
@@ -111,7 +112,7 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
 
   return {
     async run(deps) {
-      const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE === true;
+      const { allowPrivate, localHttp } = webhookUrlPolicy(deps.config);
       if (allowPrivate && deps.config.NODE_ENV === "production" && !warned) {
         warned = true;
         log("WEBHOOK_ALLOW_PRIVATE is set in production: webhooks may reach loopback and private addresses");
@@ -162,7 +163,7 @@ export function createWebhookDispatcher(opts: DispatcherOptions = {}): WebhookDi
                       signingKey,
                     }),
                   },
-                  { dispatcher: agent, allowPrivate, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes },
+                  { dispatcher: agent, allowPrivate, localHttp, timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes },
                 );
           const status = await recorder.record(d, d.url!, outcome, deps.now());
           if (status === "success") stats.succeeded++;

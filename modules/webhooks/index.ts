@@ -19,7 +19,7 @@ export { resealWebhookSecrets } from "./reseal-secrets.js";
 export { generateWebhookSecret } from "./secret.js";
 export { bodySignature, webhookHeaders } from "./sign.js";
 export { sendTestEvent, TEST_EVENT } from "./test-event.js";
-export { PRIVATE_TARGET_ERROR } from "./url-policy.js";
+export { HTTP_LOOPBACK_ERROR, PRIVATE_TARGET_ERROR, webhookUrlPolicy, type WebhookUrlPolicy } from "./url-policy.js";
 export {
   deleteVaultWebhookConfig,
   getVaultWebhookConfig,

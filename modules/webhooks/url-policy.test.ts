@@ -1,7 +1,20 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import { describe, expect, it } from "vitest";
+import { validatePutWebhook } from "./config.js";
 import { postWebhook } from "./deliver.js";
-import { checkWebhookTarget, hostOf, isPrivateAddress, parseWebhookUrl, PRIVATE_TARGET_ERROR } from "./url-policy.js";
+import {
+  checkWebhookTarget,
+  HTTP_LOOPBACK_ERROR,
+  hostOf,
+  isLoopbackHost,
+  isPrivateAddress,
+  parseWebhookUrl,
+  PRIVATE_TARGET_ERROR,
+  webhookUrlPolicy,
+} from "./url-policy.js";
+import { validateVaultWebhookInput } from "./vault-config.js";
 
 // Issue 10, finding 7: IPv6 forms that embed an IPv4 address, and cloud metadata addresses, must be refused
 // like the IPv4 address they reach, by every path that checks a webhook target (save, DNS, send).
@@ -109,6 +122,106 @@ describe("URLs: the policy sees the host as WHATWG URL normalises it", () => {
       }
     } finally {
       await dispatcher.close();
+    }
+  });
+});
+
+// Issue 35: `http://localhost` webhooks in local development. Accepted only in local mode (WEBHOOK_ALLOW_PRIVATE, which
+// `npm start` sets, outside NODE_ENV=production), and only to this machine; elsewhere the refusal points to `listen`.
+describe("http:// to this machine: local mode only", () => {
+  const HTTPS_ONLY = "Webhook URL must use HTTPS (http:// is not accepted)";
+  const LOCAL = webhookUrlPolicy({ WEBHOOK_ALLOW_PRIVATE: true, NODE_ENV: "development" });
+
+  it("local mode is WEBHOOK_ALLOW_PRIVATE outside production", () => {
+    expect(LOCAL).toEqual({ allowPrivate: true, localHttp: true });
+    expect(webhookUrlPolicy({ WEBHOOK_ALLOW_PRIVATE: true, NODE_ENV: "production" })).toEqual({ allowPrivate: true, localHttp: false });
+    expect(webhookUrlPolicy({ WEBHOOK_ALLOW_PRIVATE: false, NODE_ENV: "development" })).toEqual({ allowPrivate: false, localHttp: false });
+    expect(webhookUrlPolicy({ NODE_ENV: "test" })).toEqual({ allowPrivate: false, localHttp: false });
+  });
+
+  it.each(["localhost", "LOCALHOST.", "api.localhost", "127.0.0.1", "127.1.2.3", "[::1]", "::1", "::ffff:127.0.0.1"])(
+    "%s is this machine",
+    (h) => expect(isLoopbackHost(h)).toBe(true),
+  );
+  it.each(["localhost.shop.example", "mylocalhost", "10.0.0.1", "0.0.0.0", "::", "128.0.0.1", "shop.example", "169.254.169.254"])(
+    "%s is not",
+    (h) => expect(isLoopbackHost(h)).toBe(false),
+  );
+
+  it.each([
+    "http://localhost:4242/webhooks",
+    "http://127.0.0.1:4242/webhooks",
+    "http://[::1]:4242/webhooks",
+    "http://0x7f.1/webhooks",
+    "http://shop.localhost/webhooks",
+  ])("%s: accepted for both kinds of webhook in local mode, refused with the pointer to listen otherwise", async (url) => {
+    expect(await validatePutWebhook({ url }, LOCAL)).toEqual({ url: new URL(url).href });
+    expect(await validateVaultWebhookInput({ url, events: ["deposit.*"] }, LOCAL)).toEqual({
+      url: new URL(url).href,
+      events: ["deposit.*"],
+    });
+    for (const policy of [
+      { allowPrivate: true, localHttp: false },
+      { allowPrivate: false, localHttp: false },
+    ]) {
+      await expect(validatePutWebhook({ url }, policy)).rejects.toThrow(HTTP_LOOPBACK_ERROR);
+      await expect(validateVaultWebhookInput({ url }, policy)).rejects.toThrow(HTTP_LOOPBACK_ERROR);
+    }
+    expect(parseWebhookUrl(url)).toEqual({ ok: false, error: HTTP_LOOPBACK_ERROR });
+    expect(HTTP_LOOPBACK_ERROR).toContain("`npm run cli -- listen --forward-to <url>`");
+  });
+
+  it("local mode still refuses http:// elsewhere, credentials and other schemes; the other checks still run", async () => {
+    for (const [url, error] of [
+      ["http://shop.example/hooks", HTTPS_ONLY],
+      ["http://10.0.0.1/hooks", HTTPS_ONLY],
+      ["http://localhost.shop.example/hooks", HTTPS_ONLY],
+      ["http://user:pw@localhost/hooks", "Webhook URL must not contain credentials"],
+      ["ftp://localhost/hooks", "Webhook URL must use HTTPS"],
+    ])
+      await expect(validatePutWebhook({ url }, LOCAL), url).rejects.toThrow(error);
+    await expect(validatePutWebhook({ url: "http://localhost/h", color: "red" }, LOCAL)).rejects.toThrow("Unknown field: color");
+    await expect(validatePutWebhook({ url: "http://localhost/h", events: [] }, LOCAL)).rejects.toThrow(
+      "events must contain at least one event",
+    );
+  });
+
+  it("delivery: sent over http:// to this machine in local mode, blocked otherwise", async () => {
+    const received: string[] = [];
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        received.push(body);
+        res.writeHead(200).end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const dispatcher = new Agent();
+    try {
+      const { port } = server.address() as AddressInfo;
+      const input = { url: `http://127.0.0.1:${port}/hooks`, body: '{"event":"payment.completed"}', headers: {} };
+      expect(await postWebhook(input, { dispatcher, ...LOCAL })).toMatchObject({ ok: true, httpStatus: 200, response: "ok" });
+      expect(received).toEqual(['{"event":"payment.completed"}']);
+      for (const policy of [
+        { allowPrivate: true, localHttp: false },
+        { allowPrivate: false, localHttp: false },
+      ])
+        expect(await postWebhook(input, { dispatcher, ...policy })).toMatchObject({
+          ok: false,
+          httpStatus: null,
+          error: "blocked: webhook URLs must use HTTPS",
+        });
+      // Local mode sends plain http:// nowhere but this machine.
+      const elsewhere = { ...input, url: "http://shop.example/hooks" };
+      expect(await postWebhook(elsewhere, { dispatcher, ...LOCAL })).toMatchObject({
+        ok: false,
+        error: "blocked: webhook URLs must use HTTPS",
+      });
+      expect(received).toHaveLength(1);
+    } finally {
+      await dispatcher.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -71,8 +71,42 @@ export function isPrivateAddress(ip: string): boolean {
 
 export const URL_MAX_LENGTH = 2000;
 
-/** Syntax of a webhook URL: absolute, HTTPS only, no credentials, at most 2000 characters. */
-export function parseWebhookUrl(input: unknown): { ok: true; url: URL } | { ok: false; error: string } {
+/**
+ * Where webhook URLs may point, from the configuration. `allowPrivate`: WEBHOOK_ALLOW_PRIVATE. `localHttp`: local
+ * mode, a development service (WEBHOOK_ALLOW_PRIVATE, which `npm start` sets, and NODE_ENV not `production`): plain
+ * `http://` is accepted too, to this machine only (isLoopbackHost).
+ * @example webhookUrlPolicy({ WEBHOOK_ALLOW_PRIVATE: true, NODE_ENV: "development" }) // { allowPrivate: true, localHttp: true }
+ */
+export type WebhookUrlPolicy = { allowPrivate: boolean; localHttp: boolean };
+export function webhookUrlPolicy(config: { WEBHOOK_ALLOW_PRIVATE?: boolean; NODE_ENV: string }): WebhookUrlPolicy {
+  const allowPrivate = config.WEBHOOK_ALLOW_PRIVATE === true;
+  return { allowPrivate, localHttp: allowPrivate && config.NODE_ENV !== "production" };
+}
+
+/**
+ * A host on this machine: `localhost` and its subdomains (RFC 6761), or a loopback IP literal (127.0.0.0/8, `::1`,
+ * their IPv4-mapped forms). Odd IPv4 spellings reach here normalised by the URL parser (`http://0x7f.1` is 127.0.0.1).
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.$/, "");
+  if (h === "localhost" || h.endsWith(".localhost")) return true;
+  if (!net.isIP(h)) return false;
+  const a = ipaddr.process(h);
+  return a.range() === "loopback";
+}
+
+/** `http://` to this machine outside local mode: the refusal says how to receive webhooks locally instead. */
+export const HTTP_LOOPBACK_ERROR =
+  "Webhook URL must use HTTPS (http:// is not accepted); to receive webhooks on this machine, run `npm run cli -- listen --forward-to <url>`";
+
+/**
+ * Syntax of a webhook URL: absolute, HTTPS only, no credentials, at most 2000 characters. With `localHttp` (local
+ * mode, webhookUrlPolicy), `http://` to this machine is accepted too.
+ */
+export function parseWebhookUrl(input: unknown, opts: { localHttp?: boolean } = {}): { ok: true; url: URL } | { ok: false; error: string } {
   if (typeof input !== "string" || input.trim() === "") return { ok: false, error: "url is required" };
   if (input.length > URL_MAX_LENGTH) return { ok: false, error: `url must be at most ${URL_MAX_LENGTH} characters` };
   let url: URL;
@@ -81,8 +115,11 @@ export function parseWebhookUrl(input: unknown): { ok: true; url: URL } | { ok: 
   } catch {
     return { ok: false, error: "url is not a valid URL" };
   }
-  if (url.protocol === "http:") return { ok: false, error: "Webhook URL must use HTTPS (http:// is not accepted)" };
-  if (url.protocol !== "https:") return { ok: false, error: "Webhook URL must use HTTPS" };
+  if (url.protocol === "http:") {
+    const loopback = isLoopbackHost(url.hostname);
+    if (!(loopback && opts.localHttp))
+      return { ok: false, error: loopback ? HTTP_LOOPBACK_ERROR : "Webhook URL must use HTTPS (http:// is not accepted)" };
+  } else if (url.protocol !== "https:") return { ok: false, error: "Webhook URL must use HTTPS" };
   if (url.username || url.password) return { ok: false, error: "Webhook URL must not contain credentials" };
   if (!url.hostname) return { ok: false, error: "url is not a valid URL" };
   return { ok: true, url };
@@ -95,22 +132,30 @@ export function parseWebhookUrl(input: unknown): { ok: true; url: URL } | { ok: 
 // eslint-disable-next-line no-control-regex -- the C0 controls the URL parser drops
 const HTTPS_SCHEME = /^\s*[\x00-\x20]*[hH][\t\n\r]*[tT][\t\n\r]*[tT][\t\n\r]*[pP][\t\n\r]*[sS][\t\n\r]*:/;
 
+const urlField = (opts: { localHttp: boolean }) => {
+  const field = z
+    .string({ error: "url is required" })
+    .superRefine((input, ctx) => {
+      const r = parseWebhookUrl(input, opts);
+      if (!r.ok) ctx.addIssue({ code: "custom", message: r.error, input });
+    })
+    // Implied by the rule above (at most URL_MAX_LENGTH UTF-16 units; an https: scheme): for the JSON Schema.
+    .max(URL_MAX_LENGTH, `url must be at most ${URL_MAX_LENGTH} characters`);
+  return (opts.localHttp ? field : field.regex(HTTPS_SCHEME, "Webhook URL must use HTTPS")).transform(
+    (input) => new URL(input.trim()).href,
+  );
+};
+
 /**
  * `url` of a webhook body (payment and Vault webhooks): parseWebhookUrl's rules and messages, a non-string
  * being `url is required`; the output is the normalized URL (`href`). Where it points is checked after the
- * schema (checkWebhookTarget: DNS).
+ * schema (checkWebhookTarget: DNS). The documented rule (HTTPS only); local mode reads with localWebhookUrlField.
  * @example webhookUrlField.parse(" https://Shop.example/hooks ") // "https://shop.example/hooks"
  */
-export const webhookUrlField = z
-  .string({ error: "url is required" })
-  .superRefine((input, ctx) => {
-    const r = parseWebhookUrl(input);
-    if (!r.ok) ctx.addIssue({ code: "custom", message: r.error, input });
-  })
-  // Implied by the rule above (at most URL_MAX_LENGTH UTF-16 units; an https: scheme): for the JSON Schema.
-  .max(URL_MAX_LENGTH, `url must be at most ${URL_MAX_LENGTH} characters`)
-  .regex(HTTPS_SCHEME, "Webhook URL must use HTTPS")
-  .transform((input) => new URL(input.trim()).href);
+export const webhookUrlField = urlField({ localHttp: false });
+
+/** webhookUrlField in local mode (webhookUrlPolicy `localHttp`): `http://` to this machine is accepted too. */
+export const localWebhookUrlField = urlField({ localHttp: true });
 
 export const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "");
 

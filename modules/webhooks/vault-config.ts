@@ -7,7 +7,7 @@ import { isActiveField, validateWebhookBody, viewWebhookTarget } from "./config.
 import { eventListField, VAULT_SUBSCRIPTIONS } from "./events.js";
 import { boxOf, openField, sealField } from "../../core/sealed-fields.js";
 import { generateWebhookSecret } from "./secret.js";
-import { webhookUrlField } from "./url-policy.js";
+import { webhookUrlField, type WebhookUrlPolicy } from "./url-policy.js";
 import { transitionDeliveries } from "./transition.js";
 
 // Vault webhook target (`vault_webhook_configs`, one per vault; a merchant has one vault per API key), read
@@ -49,7 +49,7 @@ export const putVaultWebhookBody = z.strictObject(
 export type VaultWebhookInput = { url: string; events?: string[]; isActive?: boolean };
 
 /** putVaultWebhookBody, with an HTTPS URL that is public unless allowed (validateWebhookBody). Throws Invalid. */
-export async function validateVaultWebhookInput(raw: unknown, opts: { allowPrivate: boolean }): Promise<VaultWebhookInput> {
+export async function validateVaultWebhookInput(raw: unknown, opts: WebhookUrlPolicy): Promise<VaultWebhookInput> {
   return validateWebhookBody(putVaultWebhookBody, raw, { ...opts, allowed: VAULT_SUBSCRIPTIONS });
 }
 

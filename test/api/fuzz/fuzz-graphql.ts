@@ -34,7 +34,8 @@ const VAULT_USER = `query U($e: String!, $c: Int, $t: String) { vaultUser(extern
 const VAULT_DEPOSITS = `query D($l: Int, $s: String, $e: String) { vaultDeposits(limit: $l, status: $s, externalUserId: $e) { total deposits { depositId amount } } }`;
 const ACCOUNT = `{ balance { balance depositAddresses { chainId address } } promoStatus { freeTransactions { eligible used remaining } }
   vaultConfig { publicId businessName enabledTokens { chainId tokenSymbol } } }`;
-const CREATE = `mutation C($input: CreatePaymentInput!) { createPayment(input: $input) { url paymentId } }`;
+const ONE = `query One($id: String!) { payment(paymentId: $id) { ${PAYMENT} } }`;
+const CREATE = `mutation C($input: CreatePaymentInput!) { createPayment(input: $input) { url paymentId expiresAt amountDue } }`;
 const WITHDRAW = `mutation W($id: String!) { withdrawPayment(paymentId: $id) { paymentId status } }`;
 const RECOVER = `mutation R($id: String!, $t: String!) { recoverFunds(paymentId: $id, token: $t) { recoveryId status } }`;
 
@@ -149,6 +150,7 @@ function documents(ctx: FuzzContext): fc.Arbitrary<Doc> {
         mutation: true,
       })),
     },
+    { weight: 2, arbitrary: ids.map((id) => ({ query: ONE, variables: { id }, note: "payment" })) },
     { weight: 2, arbitrary: ids.map((id) => ({ query: WITHDRAW, variables: { id }, note: "withdrawPayment", mutation: true })) },
     {
       weight: 2,

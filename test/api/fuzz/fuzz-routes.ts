@@ -259,6 +259,7 @@ export function restRoutes(ctx: FuzzContext): RouteGen[] {
       publicHeaders,
       {},
     ),
+    idRoute("GET /api/v1/payments/:id", (id) => `/api/v1/payments/${id}`, paymentIds, 30, anyKey, main, { mustReject: false }),
     idRoute("POST /api/v1/payments/:id/withdraw", (id) => `/api/v1/payments/${id}/withdraw`, paymentIds, 30, anyKey, main, {
       body: anyBody,
       mustReject: true,
@@ -597,6 +598,7 @@ export function oddRoutes(ctx: FuzzContext): RouteGen[] {
   const table: [string, string[]][] = [
     ["/api/payments", ["POST"]],
     ["/api/v1/payments", ["GET"]],
+    [`/api/v1/payments/${p}`, ["GET"]],
     ["/api/balance", ["GET"]],
     ["/api/payments/verify", ["GET"]],
     ["/api/promo-status", ["GET"]],

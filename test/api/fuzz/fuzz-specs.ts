@@ -172,9 +172,11 @@ export function paymentSpec(ctx: FuzzContext): BodySpec {
   };
 }
 
+// The stack runs in local mode (WEBHOOK_ALLOW_PRIVATE outside production), where http:// to this machine is accepted:
+// plain http:// elsewhere is refused in every mode.
 const webhookUrlInvalid = badString(
   (s) => !s.trim().toLowerCase().startsWith("https://"),
-  "http://127.0.0.1/hook",
+  "http://shop.example/hook",
   "ftp://127.0.0.1/hook",
   "",
   " ",

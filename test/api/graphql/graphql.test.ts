@@ -200,6 +200,47 @@ describe("payments: the GraphQL list is the REST list", () => {
     expect(typeof ours.data[0].completedAt).toBe("number");
   });
 
+  it("payment(paymentId): GET /v1/payments/{paymentId}'s data; another merchant's, unknown or malformed id: REST's 404", async () => {
+    const ONE = `query One($id: String!) { payment(paymentId: $id) { ${PAYMENT_FIELDS} } }`;
+    const input = body({ payerCoversFee: true });
+    const created = await gql(
+      `mutation ($in: CreatePaymentInput!) { createPayment(input: $in) { url paymentId expiresAt amountDue } }`,
+      { in: input },
+      m.apiKey,
+    );
+    const { paymentId, url, expiresAt, amountDue } = created.body.data.createPayment;
+    expect(url).toBe(`${svc.deps.config.appUrl}/pay/${paymentId}`);
+    const rest = await svc.http("GET", `/v1/payments/${paymentId}`, { apiKey: m.apiKey });
+    expect(rest.status).toBe(200);
+    const ours = await gql(ONE, { id: paymentId }, m.apiKey);
+    expect(ours.body).toEqual({ data: { payment: rest.body.data } });
+    expect(rest.body.data).toEqual((await restList(m.apiKey, { orderId: input.orderId })).data[0]);
+    expect(expiresAt).toBe(rest.body.data.expiresAt);
+    expect(Number(amountDue)).toBeGreaterThan(12.5);
+
+    const other = await svc.newMerchant();
+    for (const [id, apiKey] of [
+      [paymentId, other.apiKey],
+      [randomUUID(), m.apiKey],
+      ["not-a-uuid", m.apiKey],
+    ] as const) {
+      const restErr = await svc.http("GET", `/v1/payments/${encodeURIComponent(id)}`, { apiKey });
+      expect(restErr.body).toEqual({ error: "Payment not found", code: "not_found" });
+      const err = onlyError(await gql(ONE, { id }, apiKey), "payment");
+      expect({ message: err.message, extensions: err.extensions }).toEqual({
+        message: "Payment not found",
+        extensions: { code: "NOT_FOUND", http: 404 },
+      });
+    }
+    for (const apiKey of [undefined, "not-a-key"]) {
+      const err = onlyError(await gql(ONE, { id: paymentId }, apiKey), "payment");
+      expect({ message: err.message, extensions: err.extensions }).toEqual({
+        message: "Unauthorized",
+        extensions: { code: "UNAUTHENTICATED", http: 401 },
+      });
+    }
+  });
+
   it("pagination: every page and cursor equal REST's; filters", async () => {
     const p = await svc.newMerchant();
     const make = Array.from({ length: 5 }, (_, i) => `c${i}: createPayment(input: $i${i}) { paymentId }`).join(" ");
@@ -345,7 +386,9 @@ describe("createPayment: REST's checks, order, messages and statuses", () => {
       [body({ chainId: "1", token: "0xdAC17F958D2ee523a2206206994597C13D831ec7" }), "Invalid network selected"],
       [body({ amount: "-1" }), "Amount must be a positive number"],
       [body({ amount: "0" }), "Amount must be a positive number"],
-      [body({ amount: "1.0000001" }), "Amount must be a positive number"],
+      [body({ amount: "1.0000001" }), "Amount must have at most 6 decimal places"],
+      [body({ amount: "0.0000000" }), "Amount must be a positive number"],
+      [body({ chainId: "137", token: zeroAddress, amount: "1.0000000000000000001" }), "Amount must have at most 18 decimal places"],
       [body({ amount: "1" + "0".repeat(80) }), "Amount must be a positive number"],
       // Checks of createPayment() itself (a key is needed to get there).
       [body({ token: zeroAddress }), "Invalid Token address format"],

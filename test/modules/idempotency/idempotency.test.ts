@@ -102,7 +102,7 @@ describe("POST /payments with Idempotency-Key", () => {
     const b = body();
     const first = await create(b, m.apiKey, key);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
-    expect(Object.keys(first.body)).toEqual(["url"]);
+    expect(Object.keys(first.body)).toEqual(["url", "paymentId", "expiresAt", "amountDue"]);
     expect(first.headers.get("idempotent-replayed")).toBeNull();
 
     // The route's rate-limit headers are the response's own: replayed as they were (a replay never reaches the route).
@@ -171,7 +171,15 @@ describe("POST /payments with Idempotency-Key", () => {
     }
     const rows = await paymentRows(m.id);
     expect(rows).toHaveLength(1);
-    expect([first.status, first.body]).toEqual([200, { url: `${svc.deps.config.appUrl}/pay/${rows[0]!.id}` }]);
+    expect([first.status, first.body]).toEqual([
+      200,
+      {
+        url: `${svc.deps.config.appUrl}/pay/${rows[0]!.id}`,
+        paymentId: rows[0]!.id,
+        expiresAt: expect.any(Number),
+        amountDue: expect.any(String),
+      },
+    ]);
     // Once the first has finished, a retry gets its response.
     const retry = await create(b, m.apiKey, key);
     expect([retry.status, retry.body]).toEqual([200, first.body]);

@@ -63,16 +63,18 @@ async function one(apiKey: string, paymentId: string, orderId: string) {
 }
 
 describe("POST /payments: success", () => {
-  it("answers 200 with exactly {url} = {appUrl}/pay/<uuid>, and the uuid is the new payment's id", async () => {
+  it("answers 200 with {url} = {appUrl}/pay/<uuid> (then the extension fields), and the uuid is the new payment's id", async () => {
     const m = await svc.newMerchant();
     const b = body();
     const res = await post(b, m.apiKey);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body)).toEqual(["url"]);
+    // The spec's `url` first; `paymentId`, `expiresAt` and `amountDue` are extensions (test/api/routes/payment-by-id.test.ts).
+    expect(Object.keys(res.body)).toEqual(["url", "paymentId", "expiresAt", "amountDue"]);
     const prefix = `${svc.deps.config.appUrl}/pay/`;
     expect(res.body.url.startsWith(prefix)).toBe(true);
     const id = res.body.url.slice(prefix.length);
     expect(id).toMatch(UUID);
+    expect(res.body.paymentId).toBe(id);
     const rows = await listed(m.apiKey, b.orderId);
     expect(rows.map((p) => p.paymentId)).toEqual([id]);
   });
@@ -454,17 +456,27 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
     expect(res).toMatchObject({ status: 400, body: { error: "Invalid network selected" } });
   });
 
-  it("more decimals than the token has -> 400 Amount must be a positive number", async () => {
-    expect(await post(body({ amount: "1.0000001" }), await rotatingKey())).toMatchObject({
-      status: 400,
-      body: { error: "Amount must be a positive number" },
-    });
-    expect(await post(body({ amount: "0.0000001" }), await rotatingKey())).toMatchObject({
-      status: 400,
-      body: { error: "Amount must be a positive number" },
-    });
-    const matic = body({ chainId: "137", token: zeroAddress, amount: "1.0000000000000000001" });
-    expect(await post(matic, await rotatingKey())).toMatchObject({ status: 400, body: { error: "Amount must be a positive number" } });
+  it("more decimals than the token has -> 400 with its own message (the spec's list has none for it); nothing stored", async () => {
+    const m = await svc.newMerchant();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ amount: "1.0000001" }, "Amount must have at most 6 decimal places"],
+      [{ amount: "0.0000001" }, "Amount must have at most 6 decimal places"],
+      // Trailing zeros count: the amount is never rounded or trimmed.
+      [{ amount: "1.5000000" }, "Amount must have at most 6 decimal places"],
+      [{ chainId: "137", token: zeroAddress, amount: "1.0000000000000000001" }, "Amount must have at most 18 decimal places"],
+      // What is not a positive number keeps the spec's message, however many decimals it has.
+      [{ amount: "0.0000000" }, "Amount must be a positive number"],
+      [{ amount: "-1.0000001" }, "Amount must be a positive number"],
+      [{ amount: "1.00000001e3" }, "Amount must be a positive number"],
+      [{ amount: "1." + "1".repeat(80) }, "Amount must be a positive number"],
+    ];
+    for (const [over, error] of cases) {
+      const orderId = `dec-${randomUUID()}`;
+      expect(await post(body({ ...over, orderId }), m.apiKey), JSON.stringify(over)).toMatchObject({ status: 400, body: { error } });
+      expect(await listed(m.apiKey, orderId)).toEqual([]);
+    }
+    // As many decimals as the token has is fine.
+    expect((await post(body({ amount: "1.000001" }), m.apiKey)).status).toBe(200);
   });
 
   it("an amount above uint256 smallest units of the token -> 400 Amount must be a positive number (never a 500)", async () => {
@@ -570,7 +582,7 @@ describe("POST /payments: errors, in the spec's order of checks", () => {
     const cases: [unknown, string][] = [
       [body({ expiresAt: Date.now() - 60_000 }), FORM],
       [body({ chainId: "1", token: "0xdAC17F958D2ee523a2206206994597C13D831ec7" }), "Invalid network selected"],
-      [body({ amount: "1.0000001" }), "Amount must be a positive number"],
+      [body({ amount: "1.0000001" }), "Amount must have at most 6 decimal places"],
     ];
     for (const [b, error] of cases) {
       const res = await post(b);

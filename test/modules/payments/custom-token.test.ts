@@ -63,6 +63,21 @@ async function listed(orderId: string) {
 }
 
 describe("custom tokens end to end", () => {
+  // Issue 35: a custom token's decimals are read from its contract at creation, after the key; the message is the same.
+  it("more decimals than the custom token has -> 400 Amount must have at most N decimal places", async () => {
+    const token = await deployToken(6, "SIX");
+    const base = { merchant: privateKeyToAccount(generatePrivateKey()).address, chainId: String(CHAIN), token, customPriceUsd: "1" };
+    for (const [amount, error] of [
+      ["1.0000001", "Amount must have at most 6 decimal places"],
+      ["0.0000000", "Amount must be a positive number"],
+    ]) {
+      const orderId = `six-${Math.random()}`;
+      const res = await svc.http("POST", "/payments", { apiKey: shop.apiKey, body: { ...base, amount, orderId } });
+      expect(res, amount).toMatchObject({ status: 400, body: { error } });
+      expect(await listed(orderId)).toBeUndefined();
+    }
+  });
+
   // Issue 10: the oracle prices by symbol, which any contract can claim.
   it("a worthless custom token named ETH does not borrow the oracle's ETH price", async () => {
     const token = await deployToken(18, "ETH");

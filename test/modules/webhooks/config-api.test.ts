@@ -1,9 +1,11 @@
 import { createHash, createHmac } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createApp } from "../../../api/app.js";
 import { createApiKey } from "../../../modules/merchants/index.js";
-import { createWebhookDispatcher } from "../../../modules/webhooks/index.js";
+import { createWebhookDispatcher, HTTP_LOOPBACK_ERROR } from "../../../modules/webhooks/index.js";
 import { createTestDeps, type TestDeps } from "../../helpers/deps.js";
 import { enqueuePayment, merchantWithKey, storedPlaintext } from "./helpers/fixtures.js";
 import { startReceiver, type Received } from "./helpers/receiver.js";
@@ -264,6 +266,40 @@ describe("/v1/webhooks", () => {
     expectSignedWith(await deliverOne(merchantId, receiver), up.body.data.secret);
   });
 
+  it("local mode (the test stack: WEBHOOK_ALLOW_PRIVATE outside production): http:// to this machine is saved and delivered", async () => {
+    const received: { path: string; body: string; signature: string | undefined }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        received.push({ path: req.url ?? "", body, signature: req.headers["webhook-signature"] as string | undefined });
+        res.writeHead(200).end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    const { apiKey, merchantId } = await newMerchant();
+    const put = await call(apiKey, "PUT", "/v1/webhooks", { url, events: ["payment.completed"] });
+    expect(put.status, JSON.stringify(put.body)).toBe(201);
+    expect(put.body.data.url).toBe(url);
+    // Plain http:// elsewhere is refused in local mode too.
+    expect(await call(apiKey, "PUT", "/v1/webhooks", { url: "http://shop.example/hooks" })).toEqual(
+      failure(400, "Webhook URL must use HTTPS (http:// is not accepted)"),
+    );
+
+    const e = await enqueuePayment(deps, merchantId);
+    const dispatcher = createWebhookDispatcher({ log: () => {} });
+    try {
+      await dispatcher.run(deps);
+    } finally {
+      await dispatcher.close();
+    }
+    expect(received).toEqual([{ path: "/hooks", body: JSON.stringify(e.payload), signature: expect.stringMatching(/^v1,/) }]);
+    const { rows } = await deps.db.pool.query(`SELECT status FROM webhook_deliveries WHERE payment_id = $1`, [e.paymentId]);
+    expect(rows).toEqual([{ status: "success" }]);
+  });
+
   it("refuses private targets in production mode (WEBHOOK_ALLOW_PRIVATE unset)", async () => {
     const prod = await createTestDeps({
       // The stack's bridge stand-in (BRIDGE_API_URL) needs, in production, the key that cancels unfilled orders.
@@ -295,6 +331,10 @@ describe("/v1/webhooks", () => {
         expect(await put(url), url).toEqual(failure(400, "Webhook URL must not point to a loopback, private or reserved address"));
       }
       expect((await put("https://8.8.8.8/hook")).status).toBe(201);
+      // Not local mode: http:// to this machine is refused, and the message says how to receive webhooks locally.
+      for (const url of ["http://localhost:4242/hooks", "http://127.0.0.1:4242/hooks", "http://[::1]:4242/hooks"])
+        expect(await put(url), url).toEqual(failure(400, HTTP_LOOPBACK_ERROR));
+      expect(HTTP_LOOPBACK_ERROR).toContain("npm run cli -- listen");
     } finally {
       await prod.cleanup();
     }
