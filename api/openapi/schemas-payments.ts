@@ -144,6 +144,7 @@ export const withResult = <T extends z.ZodType>(data: T) => z.object({ success: 
 export const PublicPaymentView = z
   .object({
     paymentId: uuid,
+    merchantName: z.string().meta({ description: "Who is paid: the merchant's business name (extension)" }),
     status: PaymentStatus,
     stage: z.enum(["awaiting_payment", "processing", "completed", "expired", "closed"]),
     chainId: z.number().int(),
@@ -153,6 +154,10 @@ export const PublicPaymentView = z
     amount: decimal,
     receivedAmount: decimal,
     remainingAmount: decimal,
+    confirmations: z
+      .object({ count: z.number().int(), required: z.number().int() })
+      .optional()
+      .meta({ description: "Only while `waiting_for_confirmation`: the depth reached and the payment's `blockConfirmations`" }),
     recipientAddress: address,
     expiresAt: unixMs,
     serverTime: unixMs,

@@ -40,6 +40,8 @@ export function payerStage(status: string): PayerStage {
 
 export type PublicPaymentView = {
   paymentId: string;
+  /** Who is paid: the merchant's business name (as signed up; never its e-mail or id). "" when unknown. */
+  merchantName: string;
   status: string;
   stage: PayerStage;
   chainId: number;
@@ -97,7 +99,12 @@ function safeRedirect(secret: string, p: PaymentRow): string | null {
  * `indexedBlock`: the block the indexer has indexed on the payment's chain, for the confirmations of a payment
  * waiting for them (without it they read 1, the least a seen deposit has).
  */
-export function toPublicView(p: PaymentRow, secret: string, now: number, indexedBlock?: bigint): PublicPaymentView {
+export function toPublicView(
+  p: PaymentRow & { merchant_name?: string | null },
+  secret: string,
+  now: number,
+  indexedBlock?: bigint,
+): PublicPaymentView {
   const d = p.token_decimals;
   const due = BigInt(p.due_units);
   const received = BigInt(p.received_units);
@@ -110,6 +117,7 @@ export function toPublicView(p: PaymentRow, secret: string, now: number, indexed
   const stage = p.status === "pending" && expiresAt <= now && received === 0n ? "expired" : payerStage(p.status);
   return {
     paymentId: p.id,
+    merchantName: p.merchant_name ?? "",
     status: p.status,
     stage,
     chainId: p.chain_id,
@@ -147,7 +155,11 @@ export async function publicPaymentView(
   paymentId: string,
 ): Promise<PublicPaymentView | null> {
   if (!isUuid(paymentId)) return null;
-  const { rows } = await deps.db.pool.query<PaymentRow>(`SELECT * FROM payments WHERE id = $1`, [paymentId]);
+  // The merchant's business name rides along (merchants.name, NOT NULL): one round trip per poll.
+  const { rows } = await deps.db.pool.query<PaymentRow & { merchant_name: string }>(
+    `SELECT p.*, m.name AS merchant_name FROM payments p JOIN merchants m ON m.id = p.merchant_id WHERE p.id = $1`,
+    [paymentId],
+  );
   const p = rows[0];
   if (!p) return null;
   // Confirmations count against the block the indexer has indexed, as the detector counts them (confirmations.ts).

@@ -4,6 +4,7 @@ import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { formatAmount } from "../../core/money.js";
 import { GAS_TANK_DECIMALS } from "../../modules/gas-tank/index.js";
+import { FAVICON_HREF } from "../favicon.js";
 import { CSRF_FIELD } from "./csrf.js";
 import type { DashEnv, DashMerchant, LowGasTank } from "./env.js";
 import type { Flash } from "./flash.js";
@@ -115,7 +116,7 @@ export const Layout = (p: LayoutProps) => (
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <meta name="referrer" content="same-origin" />
-      <link rel="icon" href="data:," />
+      <link rel="icon" type="image/svg+xml" href={FAVICON_HREF} />
       <title>{`${p.title} · chainpay`}</title>
       <link rel="stylesheet" href={assetUrl("dashboard.css")} />
       <script src={assetUrl("dashboard.js")} defer></script>

@@ -1,6 +1,6 @@
 import type { PayerStage, PublicPaymentView } from "../../modules/payments/index.js";
 import { startBridge } from "./bridge-client.js";
-import { countdownText, stageAt, stageLabel, stageNotice, type Notice } from "./texts.js";
+import { confirmProgress, countdownText, showExpiry, showReceived, stageAt, stageLabel, stageNotice, type Notice } from "./texts.js";
 
 /**
  * The payer page's script (bundled by assets.ts, served as /pay/assets/pay.js): polls the public
@@ -46,8 +46,18 @@ function render(prev: PublicPaymentView | null): PayerStage {
   const s = state;
   const stage = stageAt(s, Date.now() + skew);
   $("badge").className = `badge ${stage}`;
-  $("badge").textContent = stageLabel(s, stage) || s.status;
-  $("status").textContent = s.status;
+  $("badge").textContent = stageLabel(s, stage);
+  $("merchant-name").textContent = s.merchantName;
+  const progress = confirmProgress(s, stage);
+  const bar = $("confirm-progress") as HTMLProgressElement;
+  bar.hidden = !progress;
+  if (progress) {
+    bar.max = progress.required;
+    bar.value = progress.count;
+  }
+  $("figures").hidden = !showReceived(s, stage);
+  $("remaining-cell").hidden = !showExpiry(stage);
+  $("expiry").hidden = !showExpiry(stage);
   $("received").textContent = s.receivedAmount;
   $("remaining").textContent = s.remainingAmount;
   $("send-amount").textContent = s.remainingAmount;

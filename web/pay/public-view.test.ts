@@ -58,6 +58,7 @@ describe("toPublicView", () => {
     const v = toPublicView(row(), SECRET, 1_700_000_000_000);
     expect(v).toEqual({
       paymentId: "0b8e2c1e-4a57-4f7e-9a61-3c2d1e0f9a8b",
+      merchantName: "",
       status: "pending",
       stage: "awaiting_payment",
       chainId: 777177,
@@ -126,10 +127,10 @@ describe("toPublicView", () => {
     expect(toPublicView(p, SECRET, 0).confirmations).toEqual({ count: 1, required: 3 }); // no indexed block known
     expect(stageLabel(v)).toBe("Confirming 1 of 3");
     expect(stageNotice(v)?.text).toContain("(1 of 3)");
-    // Every other status: no confirmations, the usual label.
+    // Every other status: no confirmations, the status's own payer label.
     const paid = toPublicView(row({ status: "paid", received_units: "5100000", block_confirmations: 3 }), SECRET, 0, 100n);
     expect(paid).not.toHaveProperty("confirmations");
-    expect(stageLabel(paid)).toBe("Confirming");
+    expect(stageLabel(paid)).toBe("Payment received");
   });
 
   it("redirectUrl only once completed; it carries service, success and a hash verify accepts", () => {

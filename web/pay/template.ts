@@ -2,7 +2,19 @@ import { isNativeToken } from "../../chains/registry.js";
 import { formatAmount, parseAmount } from "../../core/money.js";
 import type { PublicPaymentView } from "../../modules/payments/index.js";
 import type { PayerBridgeState } from "./bridge-types.js";
-import { BRIDGE_STAGES, BRIDGE_STAGE_LABEL, BRIDGE_TEXT, countdownText, stageLabel, stageNotice } from "./texts.js";
+import { FAVICON_HREF } from "../favicon.js";
+import {
+  BRIDGE_STAGES,
+  BRIDGE_STAGE_LABEL,
+  BRIDGE_TEXT,
+  confirmProgress,
+  countdownText,
+  PAY_TO,
+  showExpiry,
+  showReceived,
+  stageLabel,
+  stageNotice,
+} from "./texts.js";
 
 /** The payer page's HTML. Every interpolated value goes through `esc` (markup) or `scriptJson` (the state block). */
 
@@ -37,6 +49,7 @@ function htmlHead(title: string, nonce: string, assets: AssetUrls): string {
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${title}</title>
+<link rel="icon" type="image/svg+xml" href="${esc(FAVICON_HREF)}">
 <link rel="stylesheet" href="${esc(assets.css)}" nonce="${nonce}">`;
 }
 
@@ -81,18 +94,20 @@ export function payerPage(
   const showPay = v.stage === "awaiting_payment";
   const native = isNativeToken(v.token.address);
   const msg = stageNotice(v);
-  return `${htmlHead(`Pay ${esc(v.amountDue)} ${sym}`, nonce, assets)}
+  const progress = confirmProgress(v);
+  return `${htmlHead(`Pay ${esc(v.amountDue)} ${sym}${v.merchantName ? ` to ${esc(v.merchantName)}` : ""}`, nonce, assets)}
 </head>
 <body>
 <main>
 <div class="card">
-  <div class="top"><span class="label">Payment request</span><span id="badge" class="badge ${esc(v.stage)}">${esc(stageLabel(v))}</span></div>
+  <div class="top"><p class="payee"${v.merchantName ? "" : " hidden"}><span class="label">${esc(PAY_TO)}</span><b id="merchant-name" data-testid="merchant-name">${esc(v.merchantName)}</b></p><span id="badge" class="badge ${esc(v.stage)}">${esc(stageLabel(v))}</span></div>
   <p class="amount"><span id="amount-due">${esc(v.amountDue)}</span> <small>${sym}</small></p>
   <p class="sub">on <b>${esc(v.chainName)}</b> (chain id ${esc(v.chainId)})</p>
   ${fee ? `<p class="sub">Includes ${esc(fee)} ${sym} of fees (order amount ${esc(v.amount)} ${sym})</p>` : ""}
   ${v.description ? `<p class="desc">${esc(v.description)}</p>` : ""}
 
   <div id="msg" class="msg${msg ? ` ${msg.kind}` : ""}" role="status" aria-live="polite"${msg ? "" : " hidden"}>${msg ? esc(msg.text) : ""}${msg?.link ? ` <a href="${esc(msg.link)}">Continue</a>` : ""}</div>
+  <progress id="confirm-progress" class="progress" max="${esc(progress?.required ?? 1)}" value="${esc(progress?.count ?? 0)}" aria-label="Confirmations"${progress ? "" : " hidden"}></progress>
 
   <section id="pay"${showPay ? "" : " hidden"}>
     <div id="qr" class="qr" role="img" aria-label="QR code of the payment request">${qrSvg}</div>
@@ -113,11 +128,10 @@ export function payerPage(
   </section>
   ${bridge ? bridgeSection() : ""}
 
-  <div class="grid">
+  <div id="figures" class="grid"${showReceived(v, v.stage) ? "" : " hidden"}>
     <div><span class="label">Received</span><b><span id="received">${esc(v.receivedAmount)}</span> ${sym}</b></div>
-    <div><span class="label">Remaining</span><b><span id="remaining">${esc(v.remainingAmount)}</span> ${sym}</b></div>
-    <div><span class="label">Expires in</span><b id="countdown">${esc(countdownText(v.stage, v.expiresAt - v.serverTime))}</b></div>
-    <div><span class="label">Status</span><b id="status">${esc(v.status)}</b></div>
+    <div id="remaining-cell"${showExpiry(v.stage) ? "" : " hidden"}><span class="label">Remaining</span><b><span id="remaining">${esc(v.remainingAmount)}</span> ${sym}</b></div>
+    <div id="expiry"${showExpiry(v.stage) ? "" : " hidden"}><span class="label">Expires in</span><b id="countdown">${esc(countdownText(v.stage, v.expiresAt - v.serverTime))}</b></div>
   </div>
 
   <p class="foot">Order ${esc(v.orderId)} · Payment ${esc(v.paymentId)}</p>

@@ -1,4 +1,5 @@
 import type { PayerStage, PublicPaymentView } from "../../modules/payments/index.js";
+import { payerStatusText } from "../payer-status.js";
 
 /**
  * What the payer page shows for a view: badge labels, the notice under the amount and the
@@ -6,59 +7,57 @@ import type { PayerStage, PublicPaymentView } from "../../modules/payments/index
  * with this file), so the page reads the same before and after its first poll.
  */
 
-export const STAGE_LABEL: Record<PayerStage, string> = {
-  awaiting_payment: "Awaiting payment",
-  processing: "Confirming",
-  completed: "Paid",
-  expired: "Expired",
-  closed: "Closed",
-};
+/** The badge while a partly paid link waits for the rest. */
+const PARTIAL_LABEL = "Partly paid";
 
-/** The badge while the full amount waits for its confirmations (`waiting_for_confirmation`). */
-const CONFIRMING_LABEL = "Confirming {count} of {required}";
+const isPartial = (v: PublicPaymentView) => /[1-9]/.test(v.receivedAmount);
 
-/** The badge: the stage's label, with the depth reached while the full amount waits for its confirmations. */
+/**
+ * The badge: the payer label of the status (web/payer-status.ts; "Confirming (2 of 3)" while the full amount waits for
+ * its confirmations), "Link expired" for an unpaid link past its expiry, "Partly paid" while the rest is awaited.
+ */
 export function stageLabel(v: PublicPaymentView, stage: PayerStage = v.stage): string {
-  return stage === "processing" && v.confirmations ? fill(CONFIRMING_LABEL, v.confirmations) : STAGE_LABEL[stage];
+  if (stage === "awaiting_payment" && isPartial(v)) return PARTIAL_LABEL;
+  return payerStatusText(v, stage).label;
 }
 
 const MESSAGES = {
   redirecting: "Payment complete. Returning you to the merchant\u2026",
   completed: "Payment complete. Thank you! You can close this page.",
-  processing: "Payment received. It is being confirmed and settled; this page updates by itself.",
-  confirming:
-    "Your payment is on the blockchain and waiting for confirmations ({count} of {required}). Do not send it again; this page updates by itself.",
-  expired: "This payment link has expired. Do not send funds to it; ask the merchant for a new link.",
-  closed: "This payment can no longer be paid here (status: {status}). Please contact the merchant.",
   partial: "Partial payment received. Send the remaining {remaining} to complete it.",
 };
 
 export type Notice = { kind: "ok" | "info" | "bad"; text: string; link?: string };
-
-const isPartial = (v: PublicPaymentView) => /[1-9]/.test(v.receivedAmount);
 
 /** The stage at `now` (payer's clock corrected by serverTime): between polls an unpaid link can run out. */
 export function stageAt(v: PublicPaymentView, now: number): PayerStage {
   return v.stage === "awaiting_payment" && v.expiresAt - now <= 0 && !isPartial(v) ? "expired" : v.stage;
 }
 
-/** The notice under the amount, or null for an unpaid open link. */
+/** The notice under the amount (the status's line in payer words), or null for an unpaid open link. */
 export function stageNotice(v: PublicPaymentView, stage: PayerStage = v.stage): Notice | null {
   switch (stage) {
     case "completed":
       return v.redirectUrl ? { kind: "ok", text: MESSAGES.redirecting, link: v.redirectUrl } : { kind: "ok", text: MESSAGES.completed };
     case "processing":
-      return { kind: "info", text: v.confirmations ? fill(MESSAGES.confirming, v.confirmations) : MESSAGES.processing };
+      return { kind: "info", text: payerStatusText(v, stage).explanation };
     case "expired":
-      return { kind: "bad", text: MESSAGES.expired };
     case "closed":
-      return { kind: "bad", text: MESSAGES.closed.replace("{status}", v.status) };
+      return { kind: "bad", text: payerStatusText(v, stage).explanation };
     default:
       return isPartial(v)
         ? { kind: "info", text: MESSAGES.partial.replace("{remaining}", `${v.remainingAmount} ${v.token.symbol}`) }
         : null;
   }
 }
+
+/** The confirmation depth for the progress bar, while the full amount waits for its confirmations. */
+export function confirmProgress(v: PublicPaymentView, stage: PayerStage = v.stage): { count: number; required: number } | null {
+  return stage === "processing" && v.confirmations ? v.confirmations : null;
+}
+
+/** The label above the merchant's business name: who receives the payment. */
+export const PAY_TO = "Payment to";
 
 export function formatCountdown(ms: number): string {
   if (ms <= 0) return "Expired";
@@ -68,10 +67,16 @@ export function formatCountdown(ms: number): string {
   return days > 0 ? `${days}d ${hms}` : hms;
 }
 
-/** The "Expires in" cell: a countdown while payable, "Expired", or a dash once it no longer applies. */
+/** The "Expires in" cell: a countdown while payable; the cell is hidden in every other stage (showExpiry). */
 export function countdownText(stage: PayerStage, msLeft: number): string {
-  return stage === "awaiting_payment" ? formatCountdown(msLeft) : stage === "expired" ? "Expired" : "\u2014";
+  return stage === "awaiting_payment" ? formatCountdown(msLeft) : "";
 }
+
+/** The expiry and what remains matter only while the link can be paid: hidden once paid, expired or closed. */
+export const showExpiry = (stage: PayerStage) => stage === "awaiting_payment";
+
+/** What was received: while the link can be paid, and afterwards only when something counted (not "0" while confirming). */
+export const showReceived = (v: PublicPaymentView, stage: PayerStage) => stage === "awaiting_payment" || isPartial(v);
 
 /** The stages of a payment through the bridge, in order (bridge-client.ts; `data-stage` of the bridge section). */
 export const BRIDGE_STAGES = ["approving", "sending", "bridging", "delivered", "completed"] as const;

@@ -1,5 +1,5 @@
 import type { PublicPaymentView } from "../../modules/payments/index.js";
-import { SALE_LABEL, isFinalStage, saleMessage } from "./texts.js";
+import { isFinalStage, saleLabel, saleMessage, saleProgress } from "./texts.js";
 
 /**
  * The POS page's script (bundled by assets.ts, served as /pos/assets/pos.js): the on-screen keypads type into
@@ -80,14 +80,25 @@ function setupTokens() {
 
 function showSale(sale: HTMLElement, v: PublicPaymentView) {
   const status = byId("status")!;
-  status.textContent = SALE_LABEL[v.stage] ?? v.status;
+  status.textContent = saleLabel(v);
   status.className = `pos-status ${v.stage}`;
   status.dataset.status = v.status;
   status.dataset.stage = v.stage;
   sale.className = `pos-sale stage-${v.stage}`;
-  byId("qr")!.hidden = v.stage === "completed";
+  byId("qr")!.hidden = isFinalStage(v.stage);
   byId("paid")!.hidden = v.stage !== "completed";
-  byId("sale-message")!.textContent = saleMessage(v.stage, v.status);
+  byId("sale-message")!.textContent = saleMessage(v);
+  const bar = byId("confirm-progress") as HTMLProgressElement | null;
+  const progress = saleProgress(v);
+  if (bar) {
+    bar.hidden = !progress;
+    if (progress) {
+      bar.max = progress.required;
+      bar.value = progress.count;
+    }
+  }
+  const payee = byId("merchant-name");
+  if (payee && v.merchantName) payee.textContent = v.merchantName;
   if (isFinalStage(v.stage)) byId("new-sale")!.className = "pos-primary button";
 }
 

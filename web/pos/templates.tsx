@@ -5,7 +5,8 @@ import type { PosSession, PosTerminal } from "../../modules/terminals/index.js";
 import type { PosToken } from "../../modules/terminals/index.js";
 import { CSRF_FIELD } from "../dashboard/csrf.js";
 import type { PosAssetUrls } from "./assets.js";
-import { SALE_LABEL, isFinalStage, saleMessage } from "./texts.js";
+import { FAVICON_HREF } from "../favicon.js";
+import { isFinalStage, saleLabel, saleMessage, saleProgress } from "./texts.js";
 
 /**
  * The POS screens (Hono JSX): PIN entry, the sale keypad and the sale's QR and live status. Full-screen, large
@@ -22,7 +23,7 @@ const Page = (p: { title: string; assets: PosAssetUrls; children?: Child }) => (
       <meta name="viewport" content="width=device-width, initial-scale=1, maximum-scale=1" />
       <meta name="referrer" content="same-origin" />
       <meta name="robots" content="noindex" />
-      <link rel="icon" href="data:," />
+      <link rel="icon" type="image/svg+xml" href={FAVICON_HREF} />
       <title>{`${p.title} · POS`}</title>
       <link rel="stylesheet" href={p.assets.css} />
       <script src={p.assets.js} defer></script>
@@ -190,6 +191,7 @@ export const SaleScreen = (p: {
 export const SaleStatusScreen = (p: { session: PosSession; csrf: string; view: PublicPaymentView; payUrl: string; qrSvg: string }) => {
   const { view } = p;
   const final = isFinalStage(view.stage);
+  const progress = saleProgress(view);
   return (
     <main class="pos-screen">
       <Bar session={p.session} csrf={p.csrf} />
@@ -200,30 +202,38 @@ export const SaleStatusScreen = (p: { session: PosSession; csrf: string; view: P
         data-status-url={`/api/payments/${view.paymentId}/status`}
         data-testid="pos-sale"
       >
+        {view.merchantName ? (
+          <p class="pos-payee" data-testid="pos-merchant-name">
+            Payment to <b id="merchant-name">{view.merchantName}</b>
+          </p>
+        ) : null}
         <p class="pos-sale-amount" data-testid="pos-sale-amount">
           {view.amountDue} {view.token.symbol}
         </p>
         <p class="muted">on {view.chainName}</p>
-        <div
-          class="pos-qr"
-          id="qr"
-          hidden={view.stage === "completed"}
-          data-testid="pos-qr"
-          dangerouslySetInnerHTML={{ __html: p.qrSvg }}
-        />
+        <div class="pos-qr" id="qr" hidden={final} data-testid="pos-qr" dangerouslySetInnerHTML={{ __html: p.qrSvg }} />
         <p>
           <a href={p.payUrl} target="_blank" rel="noopener" data-testid="pos-payment-link">
             Open the payment page
           </a>
         </p>
         <p class={`pos-status ${view.stage}`} id="status" data-status={view.status} data-stage={view.stage} data-testid="pos-status">
-          {SALE_LABEL[view.stage]}
+          {saleLabel(view)}
         </p>
+        <progress
+          class="pos-progress"
+          id="confirm-progress"
+          max={progress?.required ?? 1}
+          value={progress?.count ?? 0}
+          aria-label="Confirmations"
+          hidden={!progress}
+          data-testid="pos-progress"
+        />
         <p class="pos-paid" id="paid" hidden={view.stage !== "completed"} data-testid="pos-paid">
           Paid
         </p>
         <p class="muted" id="sale-message" data-testid="pos-sale-message">
-          {saleMessage(view.stage, view.status)}
+          {saleMessage(view)}
         </p>
         <a
           href={`/pos/${p.session.terminal.id}`}

@@ -1,30 +1,34 @@
-import type { PayerStage } from "../../modules/payments/index.js";
+import type { PayerStage, PublicPaymentView } from "../../modules/payments/index.js";
+import { payerStatusText } from "../payer-status.js";
 
 /**
- * What the POS sale screen says for a payment's stage: shared by the server render (templates.tsx) and the
- * polling script (client.ts, bundled with this file), so the screen reads the same before and after a poll.
+ * What the POS sale screen says for a payment: the payer's label and line of its status (web/payer-status.ts, the
+ * same as the payer page's, as the customer reads this screen too), shared by the server render (templates.tsx) and
+ * the polling script (client.ts, bundled with this file), so the screen reads the same before and after a poll.
  */
-export const SALE_LABEL: Record<PayerStage, string> = {
-  awaiting_payment: "Waiting for payment",
-  processing: "Received, confirming\u2026",
-  completed: "Completed",
-  expired: "Expired",
-  closed: "Not paid",
-};
+type SaleView = Pick<PublicPaymentView, "status" | "stage" | "confirmations" | "receivedAmount" | "remainingAmount" | "token">;
 
-/** The line under the status, or "" while the sale is open. */
-export function saleMessage(stage: PayerStage, status: string): string {
-  switch (stage) {
-    case "processing":
-      return "The payment arrived and is being confirmed. This screen updates by itself.";
+/** The status pill: never a raw status name. */
+export const saleLabel = (v: SaleView): string => payerStatusText(v, v.stage).label;
+
+const PARTIAL = "Partial payment received: {remaining} still to pay.";
+const START_OVER = "Start a new sale.";
+
+/** The line under the status: "" while the sale is open and nothing has arrived. */
+export function saleMessage(v: SaleView): string {
+  switch (v.stage) {
+    case "awaiting_payment":
+      return /[1-9]/.test(v.receivedAmount) ? PARTIAL.replace("{remaining}", `${v.remainingAmount} ${v.token.symbol}`) : "";
     case "expired":
-      return "The payment link expired before it was paid. Start a new sale.";
     case "closed":
-      return `This payment cannot be completed (status: ${status}). Start a new sale.`;
+      return `${payerStatusText(v, v.stage).explanation} ${START_OVER}`;
     default:
-      return "";
+      return payerStatusText(v, v.stage).explanation;
   }
 }
+
+/** The confirmation depth for the progress bar, while the full amount waits for its confirmations. */
+export const saleProgress = (v: SaleView) => (v.stage === "processing" && v.confirmations ? v.confirmations : null);
 
 /** Stages after which the sale no longer changes: the screen stops polling. */
 export const isFinalStage = (stage: PayerStage) => stage === "completed" || stage === "expired" || stage === "closed";

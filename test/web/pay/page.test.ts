@@ -116,6 +116,7 @@ describe("GET /api/payments/:paymentId/status", () => {
         "chainName",
         "description",
         "expiresAt",
+        "merchantName",
         "orderId",
         "paymentId",
         "paymentUri",
@@ -131,6 +132,7 @@ describe("GET /api/payments/:paymentId/status", () => {
     );
     expect(v).toMatchObject({
       paymentId: id,
+      merchantName: "Test Merchant",
       status: "pending",
       stage: "awaiting_payment",
       chainId: 777177,

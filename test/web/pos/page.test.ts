@@ -302,7 +302,9 @@ describe("POS sale", () => {
     expect(page.html).toContain(
       `href="${svc.deps.config.appUrl}/pay/${paymentId}" target="_blank" rel="noopener" data-testid="pos-payment-link"`,
     );
-    expect(page.html).toMatch(/data-status="pending" data-stage="awaiting_payment" data-testid="pos-status">Waiting for payment</);
+    expect(page.html).toMatch(/data-status="pending" data-stage="awaiting_payment" data-testid="pos-status">Awaiting payment</);
+    // Who is paid: the business name, for the customer reading the screen.
+    expect(page.html).toContain('Payment to <b id="merchant-name">Test Merchant</b>');
     expect(page.html).toContain('data-testid="pos-sale-amount">12.5 USDT<');
     expect(page.html).toContain('data-testid="pos-new-sale"');
     expect(page.html).toContain(`data-status-url="/api/payments/${paymentId}/status"`);
