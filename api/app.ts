@@ -9,6 +9,7 @@ import { ipLimits } from "./middleware/ip-limits.js";
 import { agent } from "./routes/agent.js";
 import { clientIp, ipBucket, rateLimit, takeFor } from "./middleware/rate-limit.js";
 import { observe } from "./middleware/observe.js";
+import type { RequestTally } from "./middleware/request-summary.js";
 import { apiDocs } from "./openapi/docs-page.js";
 import { auth } from "./routes/auth.js";
 import { bridge } from "./routes/bridge.js";
@@ -31,9 +32,10 @@ import { webhooks } from "./routes/webhooks.js";
  * error handler (api/errors.ts) for every route: domain errors as the spec's bodies and statuses.
  * Every request gets an id (X-Request-Id: the client's when well-formed, else a UUID, echoed in the response),
  * a logger carrying it, an access line and a latency observation; GET /metrics sits at the root, outside /api.
- * `opts.log`: where the API logs (default the process's logger; tests pass one writing to a stream).
+ * `opts.log`: where the API logs (default the process's logger; tests pass one writing to a stream); the access line
+ * at REQUEST_LOG_LEVEL. `opts.tally`: counts requests for the summary line (REQUEST_LOG_SUMMARY_S, api/server.ts).
  */
-export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
+export function createApp(deps: AppDeps, opts: { log?: Logger; tally?: RequestTally } = {}) {
   const api = new Hono<AppEnv>();
   // Per-address limits before any route looks up a key (api/middleware/ip-limits.ts).
   api.use(ipLimits);
@@ -68,7 +70,7 @@ export function createApp(deps: AppDeps, opts: { log?: Logger } = {}) {
     await next();
   });
   app.use(requestId());
-  app.use(observe(opts.log ?? logger("api")));
+  app.use(observe(opts.log ?? logger("api"), { level: deps.config.REQUEST_LOG_LEVEL, tally: opts.tally }));
   app.route("/", metricsRoute());
   app.route("/api", api);
   app.route("/", payPage);

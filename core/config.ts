@@ -263,6 +263,10 @@ const schema = z.object({
   /** Logs (core/log.ts, read there from the environment; checked here at start): level, and pretty lines. */
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
   LOG_PRETTY: z.enum(["0", "1", "true", "false"]).optional(),
+  /** The level of the API's access line (one a request); `npm start` sets debug. */
+  REQUEST_LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** Seconds between summary lines of the API's requests at info (count by status class, slowest route); 0: none. `npm start` sets 60. */
+  REQUEST_LOG_SUMMARY_S: z.coerce.number().int().min(0).default(0),
   /** Bearer token GET /metrics requires; unset: answered only to a direct connection from this host. */
   METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters").optional(),
   /** A listener serving GET /metrics alone (a processors-only process), on METRICS_HOST. */

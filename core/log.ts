@@ -47,7 +47,8 @@ const prettyStream = () =>
     sync: true,
     singleLine: true,
     translateTime: "SYS:HH:MM:ss.l",
-    ignore: "pid,hostname,component",
+    // A summary line says it all in its message; its fields are for JSON readers (api/middleware/request-summary.ts).
+    ignore: "pid,hostname,component,requestSummary",
     messageFormat: "{if component}[{component}] {end}{msg}",
   });
 

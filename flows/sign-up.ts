@@ -6,7 +6,8 @@ import { createMerchant, createSession, newToken, SESSION_TTL_MS } from "../modu
 
 export const SIGNUP_CLOSED = "Sign-up is closed on this service";
 
-const form = z.object({
+/** The sign-up form's rules (the local demo account keeps them too: local/demo-merchant.ts). */
+export const signUpForm = z.object({
   name: z.string().trim().min(1, "Name is required").max(100, "Name must be at most 100 characters"),
   email: z.string().trim().max(254).email("Enter a valid e-mail address"),
   password: z.string().min(12, "Password must be at least 12 characters").max(200, "Password must be at most 200 characters"),
@@ -33,7 +34,7 @@ export async function signUp(
   body: unknown,
 ): Promise<{ merchantId: string | null; token: string; expiresAt: Date }> {
   if (deps.config.DASHBOARD_SIGNUP === "closed") throw new Forbidden(SIGNUP_CLOSED);
-  const parsed = form.safeParse(body);
+  const parsed = signUpForm.safeParse(body);
   if (!parsed.success) throw new Invalid(parsed.error.issues[0]?.message ?? "Invalid form data");
   const { name, email, password, referralCode } = parsed.data;
   const agentId = referralCode ? await agentByReferralCode(deps.db.pool, referralCode) : undefined;

@@ -35,13 +35,22 @@ export function defineProcessor<P extends Processor>(p: P): P {
 
 export type ProcessorRunner = { stop(): Promise<void>; runOnce(name?: string): Promise<void> };
 
-/** A pause that ends after `ms`, on abort, or when woken; a wake-up during a pass skips the next pause. */
-function pauser(signal: AbortSignal) {
+/**
+ * A pause that ends after `ms`, at `stop()`, or when woken; a wake-up during a pass skips the next pause. The runner
+ * stops every pauser from one abort listener of its own: a listener per sleeping loop on the shared signal was one
+ * more than Node's limit of 10 with the 12 processors of `npm start` (MaxListenersExceededWarning).
+ */
+function pauser() {
   let woken = false;
+  let stopped = false;
   let cut: (() => void) | null = null;
   return {
     wakeUp() {
       woken = true;
+      cut?.();
+    },
+    stop() {
+      stopped = true;
       cut?.();
     },
     /** Forget wake-ups older than the pass about to start. */
@@ -50,16 +59,14 @@ function pauser(signal: AbortSignal) {
     },
     sleep: (ms: number) =>
       new Promise<void>((resolve) => {
-        if (woken || signal.aborted) return resolve();
+        if (woken || stopped) return resolve();
         const done = () => {
           clearTimeout(t);
-          signal.removeEventListener("abort", done);
           cut = null;
           resolve();
         };
         const t = setTimeout(done, ms);
         cut = done;
-        signal.addEventListener("abort", done, { once: true });
       }),
   };
 }
@@ -127,8 +134,10 @@ export function startProcessors(deps: AppDeps, processors: Processor[], log: Run
       processorLastPass.labels(p.name).set(Date.now() / 1000);
     }
   };
-  const loops = processors.map(async (p) => {
-    const pause = pauser(abort.signal);
+  const pausers = processors.map(() => pauser());
+  abort.signal.addEventListener("abort", () => pausers.forEach((p) => p.stop()), { once: true });
+  const loops = processors.map(async (p, i) => {
+    const pause = pausers[i]!;
     let unsubscribe: (() => void | Promise<void>) | undefined;
     try {
       unsubscribe = p.wake?.(deps, () => pause.wakeUp(), report.forWake(p.name));

@@ -6,7 +6,7 @@ import { startApiServer } from "../api/server.js";
 import { createDeps } from "../app/deps.js";
 import { SOLANA } from "../chains/solana.js";
 import { logger } from "../core/log.js";
-import { createApiKey, createMerchant } from "../modules/merchants/index.js";
+import { ensureDemoMerchant } from "../local/demo-merchant.js";
 import { startStack } from "../local/stack.js";
 import { DATA_DIR, removeStackInfo, writeStackInfo } from "../local/stack-info.js";
 import { allProcessors } from "../processors/index.js";
@@ -48,8 +48,17 @@ const stack = await startStack({
   databaseUrl: process.env.DATABASE_URL,
   log,
 });
-// A development stack: webhooks to a receiver on this machine are fine (never in production).
-Object.assign(process.env, { WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? "true" }, stack.env);
+// A development stack: webhooks to a receiver on this machine are fine (never in production). Each request's access
+// line at debug and a summary a minute at info: health polls and `listen`'s poll do not fill this terminal.
+Object.assign(
+  process.env,
+  {
+    WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? "true",
+    REQUEST_LOG_LEVEL: process.env.REQUEST_LOG_LEVEL ?? "debug",
+    REQUEST_LOG_SUMMARY_S: process.env.REQUEST_LOG_SUMMARY_S ?? "60",
+  },
+  stack.env,
+);
 const deps = createDeps();
 let api: Awaited<ReturnType<typeof startApiServer>> | undefined;
 let processors: ReturnType<typeof startProcessors> | undefined;
@@ -67,24 +76,19 @@ async function shutdown(code = 0) {
   console.log("Stopped.");
   process.exit(code);
 }
-// Ctrl-C / SIGTERM: we stop everything ourselves, Postgres last.
-process.removeAllListeners("SIGINT");
-process.removeAllListeners("SIGTERM");
-process.on("SIGINT", () => void shutdown());
-process.on("SIGTERM", () => void shutdown());
+// Ctrl-C / SIGTERM: we stop everything ourselves, Postgres last. Only the listeners process.listeners() shows are
+// removed: tsx's own (hidden from it) tells tsx's parent process that this one got the signal; removed, tsx killed this
+// process 60 ms after Ctrl-C, in the middle of "Stopping…", and left Postgres, Anvil and Ponder running.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  for (const listener of process.listeners(signal)) process.off(signal, listener);
+  process.on(signal, () => void shutdown());
+}
 
 try {
   await migrate(deps.db);
 
-  // A demo merchant on first start; its key is kept in the data dir so later starts can print it.
-  const keyFile = path.join(DATA_DIR, "demo-api-key");
-  let demoKey = fs.existsSync(keyFile) ? fs.readFileSync(keyFile, "utf8").trim() : undefined;
-  const { rows } = await deps.db.pool.query(`SELECT count(*)::int AS n FROM merchants WHERE name = 'Demo Merchant'`);
-  if (!demoKey || rows[0].n === 0) {
-    const merchant = await createMerchant(deps.db, { name: "Demo Merchant", email: "demo@example.com", password: "demo" });
-    demoKey = (await createApiKey(deps.db, merchant.id, "demo")).key;
-    fs.writeFileSync(keyFile, demoKey + "\n", { mode: 0o600 });
-  }
+  // The demo merchant: made on the first start, its login and key printed at every start (local/demo-merchant.ts).
+  const demo = await ensureDemoMerchant(deps, DATA_DIR);
 
   api = await startApiServer(deps);
   processors = startProcessors(deps, allProcessors());
@@ -105,23 +109,31 @@ try {
         .join(", ") || "none"
     }`,
   );
-  console.log(`\nDemo merchant API key: ${demoKey}`);
-  console.log(`  curl -H "x-api-key: ${demoKey}" ${deps.config.baseUrl}/balance`);
+  await stack.ponder?.waitReady(300_000);
+
+  // What a newcomer needs, last, once everything is up.
+  const appUrl = deps.config.appUrl;
+  const apiUrl = deps.config.baseUrl;
+  console.log(`\nReady in ${((Date.now() - t0) / 1000).toFixed(1)} s. Ctrl-C stops everything.\n`);
+  log(`dashboard   ${appUrl}/dashboard`);
+  log(`            log in as ${demo.email} / ${demo.password}   (the demo merchant; or sign up: ${appUrl}/dashboard/signup)`);
+  log(`api docs    ${apiUrl}/docs   (OpenAPI 3.1: ${apiUrl}/openapi.json)`);
+  log(`api key     ${demo.apiKey}   (the demo merchant's; \`npm run cli -- trigger paid\` uses it)`);
+  log(`  curl -H "x-api-key: ${demo.apiKey}" ${apiUrl}/balance`);
   const demoChain = deps.chains.find((c) => c.tokens.some((t) => t.symbol === "USDT"));
   const demoToken = demoChain?.tokens.find((t) => t.symbol === "USDT");
   if (demoChain && demoToken)
-    console.log(
-      `  curl -H "x-api-key: ${demoKey}" -H "content-type: application/json" ${deps.config.baseUrl}/payments \\\n` +
-        `    -d '{"merchant":"0x000000000000000000000000000000000000dEaD","chainId":"${demoChain.chainId}","token":"${demoToken.address}","amount":"10","orderId":"demo-1","gasless":true}'`,
+    log(
+      `  curl -H "x-api-key: ${demo.apiKey}" -H "content-type: application/json" ${apiUrl}/payments \\\n` +
+        `      -d '{"merchant":"0x000000000000000000000000000000000000dEaD","chainId":"${demoChain.chainId}","token":"${demoToken.address}","amount":"10","orderId":"demo-1","gasless":true}'`,
     );
   if (stack.solana)
-    console.log(
-      `\nUSDC on the local Solana (${stack.solana.rpcUrl}, litesvm stand-in) for a wallet address:\n` +
-        `  curl ${stack.solana.rpcUrl} -H "content-type: application/json" \\\n` +
-        `    -d '{"jsonrpc":"2.0","id":1,"method":"local_mintTo","params":["${SOLANA.usdc.mint}","<base58 address>","25000000"]}'`,
+    log(
+      `solana usdc ${stack.solana.rpcUrl} (litesvm stand-in) mints test USDC to a wallet address:\n` +
+        `    curl ${stack.solana.rpcUrl} -H "content-type: application/json" \\\n` +
+        `      -d '{"jsonrpc":"2.0","id":1,"method":"local_mintTo","params":["${SOLANA.usdc.mint}","<base58 address>","25000000"]}'`,
     );
-  await stack.ponder?.waitReady(300_000);
-  console.log(`\nReady in ${((Date.now() - t0) / 1000).toFixed(1)} s. Ctrl-C stops everything.`);
+  log(`logs        each request at debug (LOG_LEVEL=debug shows them), a summary of the requests each minute`);
 } catch (e) {
   logger("start").error({ err: e }, "failed to start");
   await shutdown(1);

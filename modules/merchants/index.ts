@@ -26,7 +26,16 @@ export {
   type ThrottlePolicy,
   TOO_MANY_LOGINS,
 } from "./login-throttle.js";
-export { createApiKey, createMerchant, listMerchants, MERCHANT_TYPES, type MerchantType, setMerchantType } from "./merchants.js";
+export {
+  createApiKey,
+  createMerchant,
+  listMerchants,
+  MERCHANT_TYPES,
+  merchantByEmail,
+  type MerchantType,
+  setMerchantPassword,
+  setMerchantType,
+} from "./merchants.js";
 export { ARGON2 } from "./passwords.js";
 export { createSession, login, loginForm, logout, merchantIdForSession, SESSION_COOKIE, SESSION_TTL_MS } from "./sessions.js";
 export {

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client.js";
 import { apiKeys, merchants } from "./schema.js";
 import { generateApiKey } from "./api-keys.js";
-import { hashPassword } from "./passwords.js";
+import { hashPassword, verifyPassword } from "./passwords.js";
 
 /** Platform fee by merchant type (spec: direct 1%, Member plan 0%, others 0.25-1%). */
 export const MERCHANT_TYPES = { direct: 100, member: 0, partner: 50 } as const;
@@ -37,6 +37,30 @@ export async function createMerchant(
     })
     .returning();
   return row!;
+}
+
+/** The merchant whose dashboard login is `email` (compared as stored: lowercased), or undefined. */
+export async function merchantByEmail(db: Db, email: string) {
+  const [row] = await db.orm.select().from(merchants).where(eq(merchants.email, email.toLowerCase()));
+  return row;
+}
+
+/**
+ * Sets a merchant's dashboard password (the local demo account at each `npm start`), unless it already is `password`:
+ * true when it changed. Sessions already open stay open.
+ */
+export async function setMerchantPassword(db: Db, merchantId: string, password: string): Promise<boolean> {
+  const [row] = await db.orm.select({ hash: merchants.passwordHash }).from(merchants).where(eq(merchants.id, merchantId));
+  if (!row) throw new Error("Merchant not found");
+  if (row.hash) {
+    const check = await verifyPassword(password, row.hash);
+    if (check.ok && !check.outdated) return false;
+  }
+  await db.orm
+    .update(merchants)
+    .set({ passwordHash: await hashPassword(password) })
+    .where(eq(merchants.id, merchantId));
+  return true;
 }
 
 /** The operator sets a merchant's type and platform fee (CLI); payments already created keep theirs. */
